@@ -1,0 +1,90 @@
+package mailroom
+
+import "time"
+
+// Domain is a sending domain of an account (API.md §9). An account may send
+// only from a domain whose records it has published and Mailroom has found.
+type Domain struct {
+	ID        string // "dom_…", internal: the API names a domain by Name
+	AccountID string
+	// Name is normalised: lower case, A-labels, no trailing dot.
+	Name   string
+	Status DomainStatus
+	// DKIMSelector is unique to the key, so keys can be rotated and two
+	// accounts adding one domain never collide (e.g. "mr2611a7f3").
+	DKIMSelector string
+	// DKIMPublicKey is the base64 DER SubjectPublicKeyInfo: the p= value.
+	DKIMPublicKey string
+	// DKIMPrivateKeySealed is the PKCS#8 private key encrypted at rest.
+	DKIMPrivateKeySealed []byte
+	// ReturnPathDomain is the envelope sender's domain (bounces.<Name>).
+	ReturnPathDomain string
+	Records          []DNSRecord
+
+	CreatedAt     time.Time
+	VerifiedAt    *time.Time
+	LastCheckedAt *time.Time
+	NextCheckAt   *time.Time
+	// FailingSince is when a verified domain's records were first found
+	// missing; it fails for good 72 hours later unless they come back.
+	FailingSince *time.Time
+}
+
+// DomainStatus is the state of a domain (API.md §9).
+type DomainStatus string
+
+const (
+	DomainPending          DomainStatus = "pending"
+	DomainVerified         DomainStatus = "verified"
+	DomainFailed           DomainStatus = "failed"
+	DomainTemporaryFailure DomainStatus = "temporary_failure"
+)
+
+// CanSend reports whether mail may be sent from the domain: verified, or
+// verified before and within the grace period of a temporary failure.
+func (s DomainStatus) CanSend() bool { return s == DomainVerified || s == DomainTemporaryFailure }
+
+// DNSRecord is one record the customer publishes, and what a check found.
+type DNSRecord struct {
+	Purpose  RecordPurpose `json:"purpose"`
+	Type     string        `json:"type"` // "TXT" or "MX"
+	Name     string        `json:"name"`
+	Value    string        `json:"value"`
+	Priority *int          `json:"priority,omitempty"`
+	Required bool          `json:"required"`
+	Status   RecordStatus  `json:"status"`
+	// Found is what DNS held at the name on the last check (the TXT strings
+	// joined per record, or "10 host." for MX), so a customer can see what
+	// is wrong. Nil before the first check.
+	Found []string `json:"found,omitempty"`
+	// Problem says in words why the record is not verified, or why the
+	// last check could not decide (a DNS timeout keeps the old status).
+	Problem string `json:"problem,omitempty"`
+}
+
+// RecordPurpose says what a record is for.
+type RecordPurpose string
+
+const (
+	PurposeDKIM       RecordPurpose = "dkim"
+	PurposeSPF        RecordPurpose = "spf"
+	PurposeReturnPath RecordPurpose = "return_path"
+	PurposeDMARC      RecordPurpose = "dmarc"
+)
+
+// RecordStatus is a record's state after the last check.
+type RecordStatus string
+
+const (
+	RecordPending  RecordStatus = "pending"
+	RecordVerified RecordStatus = "verified"
+	RecordFailed   RecordStatus = "failed"
+)
+
+// Domain event types, written in the same transaction as the state change
+// they describe, and delivered by the webhooks.
+const (
+	EventDomainVerified         = "domain.verified"
+	EventDomainFailed           = "domain.failed"
+	EventDomainTemporaryFailure = "domain.temporary_failure"
+)

@@ -1,0 +1,40 @@
+package mailroom
+
+import (
+	"crypto/rand"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Identifier prefixes (API.md conventions): ids are opaque to clients but
+// say what they name, and sort by creation time.
+const (
+	PrefixAccount  = "acct_"
+	PrefixMessage  = "msg_"
+	PrefixEvent    = "evt_"
+	PrefixTemplate = "tpl_"
+	PrefixWebhook  = "wh_"
+)
+
+var (
+	idMu      sync.Mutex
+	idEntropy = ulid.Monotonic(rand.Reader, 0)
+)
+
+// NewID returns prefix followed by a lower-case ULID. ULIDs made in the same
+// millisecond by this process are strictly increasing (monotonic entropy),
+// so ids sort by creation time, which cursor paging relies on.
+func NewID(prefix string, now time.Time) string {
+	idMu.Lock()
+	id, err := ulid.New(ulid.Timestamp(now), idEntropy)
+	if err != nil {
+		// The monotonic counter overflowed within one millisecond
+		// (2^80 ids): fall back to fresh entropy rather than fail.
+		id = ulid.MustNew(ulid.Timestamp(now), rand.Reader)
+	}
+	idMu.Unlock()
+	return prefix + strings.ToLower(id.String())
+}

@@ -1,0 +1,94 @@
+// Package postgres opens Mailroom's shared storage: a PostgreSQL database
+// that any number of nodes use at once, through jackc/pgx, and serves it
+// through package sqlstore.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/mailroom/mailroom/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Open connects to the database at url and applies the migrations it lacks.
+func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
+	cfg, err := pgconnConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(20)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return sqlstore.New(db, db, engine), nil
+}
+
+// Migrate applies the migrations the database at url lacks.
+func Migrate(ctx context.Context, url string) error {
+	s, err := Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// migrate applies the embedded migrations under a PostgreSQL advisory lock
+// held for the session, so that nodes starting at once apply each migration
+// exactly once and the others wait for it.
+func migrate(ctx context.Context, db *sql.DB) error {
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return err
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+var engine = sqlstore.Engine{
+	Name: "postgres",
+	IsUniqueViolation: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && e.Code == "23505"
+	},
+	IsUnavailable: func(err error) bool {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			// Class 08: connection exception; 53: insufficient resources;
+			// 57P0x: the server is shutting down or restarting.
+			return pgErr.Code[:2] == "08" || pgErr.Code[:2] == "53" || pgErr.Code[:4] == "57P0"
+		}
+		var connectErr *pgconn.ConnectError
+		var netErr net.Error
+		return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err)
+	},
+}

@@ -1,0 +1,69 @@
+package mailroom
+
+import (
+	"slices"
+	"strings"
+)
+
+// Scope is a permission an API key holds (API.md §1).
+type Scope string
+
+const (
+	ScopeSend      Scope = "send"
+	ScopeDomains   Scope = "domains"
+	ScopeTemplates Scope = "templates"
+	ScopeWebhooks  Scope = "webhooks"
+	// ScopeKeys manages the account's keys: the account administrator's scope.
+	ScopeKeys Scope = "keys"
+)
+
+// AllScopes lists every scope, in the order they are documented.
+var AllScopes = []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeKeys}
+
+// Valid reports whether s is a known scope.
+func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
+
+// Scopes is a set of scopes kept in documented order without repeats.
+type Scopes []Scope
+
+// Has reports whether the set holds s.
+func (ss Scopes) Has(s Scope) bool { return slices.Contains(ss, s) }
+
+// String joins the scopes with commas, the form the CLI takes and storage keeps.
+func (ss Scopes) String() string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseScopes validates names and returns them as a set in documented order.
+// An empty list is an error: a key that can do nothing is a mistake.
+func ParseScopes(field string, names []string) (Scopes, error) {
+	var v Validator
+	seen := map[Scope]bool{}
+	for i, n := range names {
+		s := Scope(strings.TrimSpace(n))
+		switch {
+		case !s.Valid():
+			v.AddAt(field, i, "unknown scope %q; scopes are send, domains, templates, webhooks, keys", n)
+		case seen[s]:
+			v.AddAt(field, i, "scope %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	if len(names) == 0 {
+		v.Add(field, "at least one scope is required")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var out Scopes
+	for _, s := range AllScopes {
+		if seen[s] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+// Package sqlite opens Mailroom's embedded storage: one SQLite file in the
+// data directory, through modernc.org/sqlite (pure Go, so the binary stays
+// static), and serves it through package sqlstore.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mailroom/mailroom/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// FileName is the database file's name inside the data directory.
+const FileName = "mailroom.db"
+
+// Open opens (creating if needed) the database in dataDir and applies the
+// migrations it lacks.
+//
+// Writes go through one connection in IMMEDIATE transactions: SQLite has one
+// writer at a time, and a deferred transaction that upgrades to a write lock
+// fails with SQLITE_BUSY under concurrency instead of waiting. Reads use a
+// pool of their own, which WAL lets run beside the writer. synchronous=FULL
+// makes every commit durable before it returns (a 200 means on disk).
+func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	path := filepath.Join(dataDir, FileName)
+	pragmas := url.Values{"_pragma": {
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
+	}}
+	writeDSN := "file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate"
+	pragmas["_pragma"] = append(pragmas["_pragma"], "query_only(1)")
+	readDSN := "file:" + path + "?" + pragmas.Encode()
+
+	write, err := sql.Open("sqlite", writeDSN)
+	if err != nil {
+		return nil, err
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, write, path+".migrate.lock"); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", readDSN)
+	if err != nil {
+		write.Close()
+		return nil, err
+	}
+	read.SetMaxOpenConns(max(4, 2*runtime.NumCPU()))
+	read.SetMaxIdleConns(max(4, 2*runtime.NumCPU()))
+	return sqlstore.New(write, read, engine), nil
+}
+
+// Migrate applies the migrations the database in dataDir lacks.
+func Migrate(ctx context.Context, dataDir string) error {
+	s, err := Open(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// migrate applies the embedded migrations under an exclusive file lock, so
+// that two processes starting on one data directory do not both apply one.
+func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("open migration lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub)
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+var engine = sqlstore.Engine{
+	Name: "sqlite",
+	IsUniqueViolation: func(err error) bool {
+		var e *sqlite.Error
+		return errors.As(err, &e) &&
+			(e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+	},
+	IsUnavailable: func(err error) bool {
+		var e *sqlite.Error
+		if !errors.As(err, &e) {
+			return false
+		}
+		switch e.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+			return true
+		}
+		return false
+	},
+}

@@ -1,0 +1,114 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+const apiKeyColumns = `key_id, account_id, name, scopes, secret_digest, created_at, last_used_at, revoked_at`
+
+// CreateAPIKey inserts k.
+func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
+	_, err := s.write.ExecContext(ctx,
+		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		k.KeyID, k.AccountID, k.Name, k.Scopes.String(), k.SecretDigest,
+		micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt))
+	if err != nil && s.engine.IsUniqueViolation(err) {
+		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "Key id %q is taken.", k.KeyID)
+	}
+	return s.wrap(err, "create api key")
+}
+
+// APIKey finds a key by id.
+func (s *Store) APIKey(ctx context.Context, keyID string) (*mailroom.APIKey, error) {
+	k, err := scanAPIKey(s.read.QueryRowContext(ctx,
+		`SELECT `+apiKeyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q.", keyID)
+	}
+	return k, s.wrap(err, "find api key")
+}
+
+// ListAPIKeys lists an account's keys, newest first.
+func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.APIKey, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys
+		WHERE account_id = $1 AND (created_at < $2 OR (created_at = $2 AND key_id < $3))
+		ORDER BY created_at DESC, key_id DESC LIMIT $4`,
+		accountID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list api keys")
+	}
+	defer rows.Close()
+	var out []*mailroom.APIKey
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, "", s.wrap(err, "list api keys")
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", s.wrap(err, "list api keys")
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = cursor{at: micros(last.CreatedAt), id: last.KeyID}.String()
+	}
+	return out, next, nil
+}
+
+// RevokeAPIKey marks a key revoked; an already revoked key keeps its time.
+func (s *Store) RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (*mailroom.APIKey, error) {
+	k, err := scanAPIKey(s.write.QueryRowContext(ctx,
+		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1
+		 RETURNING `+apiKeyColumns, keyID, micros(at)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q.", keyID)
+	}
+	return k, s.wrap(err, "revoke api key")
+}
+
+// TouchAPIKeys records last uses in one transaction; an older time never
+// replaces a newer one.
+func (s *Store) TouchAPIKeys(ctx context.Context, lastUsed map[string]time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for id, t := range lastUsed {
+			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = $2
+				WHERE key_id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`, id, micros(t)); err != nil {
+				return s.wrap(err, "touch api keys")
+			}
+		}
+		return nil
+	})
+}
+
+func scanAPIKey(row scanner) (*mailroom.APIKey, error) {
+	var k mailroom.APIKey
+	var scopes string
+	var created int64
+	var lastUsed, revoked sql.NullInt64
+	if err := row.Scan(&k.KeyID, &k.AccountID, &k.Name, &scopes, &k.SecretDigest, &created, &lastUsed, &revoked); err != nil {
+		return nil, err
+	}
+	for _, s := range strings.Split(scopes, ",") {
+		if s != "" {
+			k.Scopes = append(k.Scopes, mailroom.Scope(s))
+		}
+	}
+	k.CreatedAt = fromMicros(created)
+	k.LastUsedAt = fromNullMicros(lastUsed)
+	k.RevokedAt = fromNullMicros(revoked)
+	return &k, nil
+}

@@ -1,0 +1,102 @@
+// Package sqlstore implements mailroom.Store over database/sql, once, for
+// both engines. The SQL is written to the common ground of SQLite 3.45+ and
+// PostgreSQL 13+ ($N placeholders, ON CONFLICT, RETURNING), times are kept
+// as integer microseconds since the Unix epoch so that both engines sort and
+// compare them alike, and the few real differences (how to recognise a
+// unique violation, an unreachable server) come in through Engine.
+//
+// Packages sqlite and postgres open the connections, apply their own
+// migrations and hand the result to New.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Engine describes what differs between the SQL engines.
+type Engine struct {
+	// Name is "sqlite" or "postgres", for logs and tests.
+	Name string
+	// IsUniqueViolation reports whether err is a unique-constraint failure.
+	IsUniqueViolation func(error) bool
+	// IsUnavailable reports whether err means the database cannot be reached
+	// or is too busy to answer, rather than a bug in a query.
+	IsUnavailable func(error) bool
+}
+
+// Store is the SQL implementation of mailroom.Store.
+type Store struct {
+	// write takes every transaction that changes data. On SQLite it holds a
+	// single connection, so writers queue in Go instead of failing with
+	// SQLITE_BUSY; on PostgreSQL it is the same pool as read.
+	write *sql.DB
+	// read serves queries that change nothing.
+	read   *sql.DB
+	engine Engine
+}
+
+var _ mailroom.Store = (*Store)(nil)
+
+// New returns a store over already migrated databases.
+func New(write, read *sql.DB, engine Engine) *Store {
+	return &Store{write: write, read: read, engine: engine}
+}
+
+// EngineName is "sqlite" or "postgres".
+func (s *Store) EngineName() string { return s.engine.Name }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.read.PingContext(ctx); err != nil {
+		return mailroom.Unavailable(err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	err := s.write.Close()
+	if s.read != s.write {
+		err = errors.Join(err, s.read.Close())
+	}
+	return err
+}
+
+// inTx runs fn in one write transaction and commits it, or rolls it back
+// when fn or the commit fails.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err, "begin")
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap(err, "commit")
+	}
+	return nil
+}
+
+// wrap turns a driver error into the domain's terms: unavailable when the
+// engine says so, otherwise an internal error that keeps the SQL text out of
+// anything a client sees. *mailroom.Error values pass through unchanged.
+func (s *Store) wrap(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	var me *mailroom.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || s.engine.IsUnavailable(err) {
+		return mailroom.Unavailable(fmt.Errorf("%s: %s: %w", s.engine.Name, op, err))
+	}
+	return fmt.Errorf("%s: %s: %w", s.engine.Name, op, err)
+}

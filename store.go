@@ -1,0 +1,57 @@
+package mailroom
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage of the whole service. Two implementations exist
+// (SQLite and PostgreSQL, both in package sqlstore) and one conformance suite
+// (package storetest) holds them to the same behaviour.
+//
+// Methods return *Error values with ECodeNotFound, ECodeAlreadyExists or
+// ECodeUnavailable where those apply; any other error is a bug.
+type Store interface {
+	AccountStore
+	APIKeyStore
+
+	// Ping reports whether storage answers (GET /readyz).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// AccountStore keeps accounts.
+type AccountStore interface {
+	CreateAccount(ctx context.Context, a *Account) error
+	AccountByID(ctx context.Context, id string) (*Account, error)
+	AccountByName(ctx context.Context, name string) (*Account, error)
+	ListAccounts(ctx context.Context) ([]*Account, error)
+}
+
+// APIKeyStore keeps API keys.
+type APIKeyStore interface {
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// APIKey finds a key by id, revoked or not.
+	APIKey(ctx context.Context, keyID string) (*APIKey, error)
+	// ListAPIKeys lists an account's keys newest first.
+	ListAPIKeys(ctx context.Context, accountID string, page Page) ([]*APIKey, string, error)
+	// RevokeAPIKey marks a key revoked at the given time. Revoking a revoked
+	// key changes nothing and returns it as it is.
+	RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (*APIKey, error)
+	// TouchAPIKeys records when keys were last used; an older time never
+	// replaces a newer one, so nodes may flush in any order.
+	TouchAPIKeys(ctx context.Context, lastUsed map[string]time.Time) error
+}
+
+// Page selects one page of a list: at most Limit items after Cursor, which
+// is the opaque nextCursor of the previous page ("" for the first).
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// Paging limits of API.md conventions.
+const (
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
