@@ -38,10 +38,10 @@ func (ss Scopes) String() string {
 	return strings.Join(parts, ",")
 }
 
-// ParseScopes validates names and returns them as a set in documented order.
-// An empty list is an error: a key that can do nothing is a mistake.
-func ParseScopes(field string, names []string) (Scopes, error) {
-	var v Validator
+// ParseScopes validates names, recording problems in v, and returns them as
+// a set in documented order. An empty list is a problem: a key that can do
+// nothing is a mistake.
+func ParseScopes(v *Validator, field string, names []string) Scopes {
 	seen := map[Scope]bool{}
 	for i, n := range names {
 		s := Scope(strings.TrimSpace(n))
@@ -56,14 +56,11 @@ func ParseScopes(field string, names []string) (Scopes, error) {
 	if len(names) == 0 {
 		v.Add(field, "at least one scope is required")
 	}
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
 	var out Scopes
 	for _, s := range AllScopes {
 		if seen[s] {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -1,0 +1,201 @@
+// Package apitest is a client for tests that drive the API the way clients
+// do: over real TLS, checking every response against the OpenAPI document
+// the service publishes (with getkin/kin-openapi), so that the document and
+// the service cannot drift apart unnoticed.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	mhttp "github.com/mailroom/mailroom/http"
+)
+
+// Client sends requests to one server.
+type Client struct {
+	T    testing.TB
+	Base string // https://host:port
+	HTTP *http.Client
+}
+
+// New returns a client for base that trusts roots (nil: the system's).
+func New(t testing.TB, base string, roots *x509.CertPool) *Client {
+	tr := &http.Transport{
+		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		MaxIdleConnsPerHost: 64,
+		ForceAttemptHTTP2:   true,
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &Client{T: t, Base: base, HTTP: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// Response is an answer, read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Map decodes the body as a JSON object.
+func (r *Response) Map() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Str returns a top-level string field of the body.
+func (r *Response) Str(field string) string {
+	s, _ := r.Map()[field].(string)
+	return s
+}
+
+// Code returns the error code of an error body.
+func (r *Response) Code() string { return r.Str("error") }
+
+// Request describes one call; Body is marshalled to JSON unless it is a
+// string or []byte, which are sent as they are.
+type Request struct {
+	Method  string
+	Path    string
+	Key     string
+	Body    any
+	Header  map[string]string
+	NoCheck bool // skip the OpenAPI check (for deliberately odd requests)
+}
+
+// Do sends req and checks the response against the OpenAPI document.
+func (c *Client) Do(req Request) *Response {
+	c.T.Helper()
+	var body io.Reader
+	var raw []byte
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			c.T.Fatalf("marshal body: %v", err)
+		}
+	}
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.Method, c.Base+req.Path, body)
+	if err != nil {
+		c.T.Fatalf("request: %v", err)
+	}
+	if raw != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if req.Key != "" {
+		hr.Header.Set("Authorization", "Bearer "+req.Key)
+	}
+	for k, v := range req.Header {
+		if v == "" {
+			hr.Header.Del(k)
+		} else {
+			hr.Header.Set(k, v)
+		}
+	}
+	resp, err := c.HTTP.Do(hr)
+	if err != nil {
+		c.T.Fatalf("%s %s: %v", req.Method, req.Path, err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.T.Fatalf("%s %s: read body: %v", req.Method, req.Path, err)
+	}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: got}
+	if resp.Header.Get("X-Request-Id") == "" {
+		c.T.Errorf("%s %s: no X-Request-Id header", req.Method, req.Path)
+	}
+	if !req.NoCheck {
+		if err := Check(hr, out); err != nil {
+			c.T.Errorf("%s %s → %d does not match the OpenAPI document: %v\nbody: %s", req.Method, req.Path, out.Status, err, got)
+		}
+	}
+	return out
+}
+
+var (
+	docOnce   sync.Once
+	doc       *openapi3.T
+	docRouter routers.Router
+	docErr    error
+)
+
+func loadDoc() {
+	loader := openapi3.NewLoader()
+	doc, docErr = loader.LoadFromData(mhttp.OpenAPIDocument())
+	if docErr == nil {
+		docErr = doc.Validate(context.Background())
+	}
+	if docErr == nil {
+		docRouter, docErr = legacy.NewRouter(doc)
+	}
+}
+
+// Document returns the parsed, validated OpenAPI document.
+func Document() (*openapi3.T, error) {
+	docOnce.Do(loadDoc)
+	return doc, docErr
+}
+
+// Check validates a response against the document. A request that matches
+// no documented operation (an unknown route, an unsupported method) must
+// still answer the documented error shape.
+func Check(req *http.Request, resp *Response) error {
+	docOnce.Do(loadDoc)
+	if docErr != nil {
+		return docErr
+	}
+	u := *req.URL
+	u.Scheme, u.Host = "", "" // the document's server is "/"
+	r2 := req.Clone(context.Background())
+	r2.URL = &u
+	route, params, err := docRouter.FindRoute(r2)
+	if err != nil {
+		return checkErrorBody(resp)
+	}
+	input := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: r2, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status: resp.Status,
+		Header: resp.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	input.SetBodyBytes(resp.Body)
+	return openapi3filter.ValidateResponse(context.Background(), input)
+}
+
+func checkErrorBody(resp *Response) error {
+	schema := doc.Components.Schemas["Error"].Value
+	var v any
+	if err := json.Unmarshal(resp.Body, &v); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return &json.UnsupportedValueError{Str: "content type " + resp.Header.Get("Content-Type")}
+	}
+	return schema.VisitJSON(v, openapi3.EnableJSONSchema2020())
+}

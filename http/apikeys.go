@@ -1,0 +1,127 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/mailroom/mailroom"
+)
+
+// apiKeyJSON is an API key as the API shows it. Key is the full key,
+// present only in the answer to its creation.
+type apiKeyJSON struct {
+	KeyID      string   `json:"keyId"`
+	Name       string   `json:"name"`
+	Scopes     []string `json:"scopes"`
+	Status     string   `json:"status"`
+	CreatedAt  string   `json:"createdAt"`
+	LastUsedAt *string  `json:"lastUsedAt"`
+	RevokedAt  *string  `json:"revokedAt"`
+	Key        string   `json:"key,omitempty"`
+}
+
+func toAPIKeyJSON(k *mailroom.APIKey) apiKeyJSON {
+	scopes := make([]string, len(k.Scopes))
+	for i, s := range k.Scopes {
+		scopes[i] = string(s)
+	}
+	return apiKeyJSON{
+		KeyID:      k.KeyID,
+		Name:       k.Name,
+		Scopes:     scopes,
+		Status:     k.Status(),
+		CreatedAt:  timestamp(k.CreatedAt),
+		LastUsedAt: optTimestamp(k.LastUsedAt),
+		RevokedAt:  optTimestamp(k.RevokedAt),
+	}
+}
+
+type createAPIKeyRequest struct {
+	Name   string   `json:"name"`
+	Scopes []string `json:"scopes"`
+}
+
+// createAPIKey: POST /v1/api-keys. The full key is in this answer only.
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
+	var req createAPIKeyRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var v mailroom.Validator
+	mailroom.ValidateKeyName(&v, "name", req.Name)
+	scopes := mailroom.ParseScopes(&v, "scopes", req.Scopes)
+	if err := v.Err(); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	caller := keyFrom(r.Context())
+	full, key := mailroom.NewAPIKey(caller.AccountID, req.Name, scopes, s.now())
+	if err := s.Store.CreateAPIKey(r.Context(), key); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body := toAPIKeyJSON(key)
+	body.Key = full
+	writeJSON(w, http.StatusCreated, body)
+}
+
+// listAPIKeys: GET /v1/api-keys, newest first.
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
+	page, err := pageParams(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	keys, next, err := s.Store.ListAPIKeys(r.Context(), keyFrom(r.Context()).AccountID, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]apiKeyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = toAPIKeyJSON(k)
+	}
+	writeJSON(w, http.StatusOK, newList(out, next))
+}
+
+// getAPIKey: GET /v1/api-keys/{keyId}.
+func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
+	key, err := s.accountKey(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toAPIKeyJSON(key))
+}
+
+// revokeAPIKey: DELETE /v1/api-keys/{keyId}. The key fails from the next
+// request on; mail it already sent stays accepted.
+func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
+	key, err := s.accountKey(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	key, err = s.Store.RevokeAPIKey(r.Context(), key.KeyID, s.now())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toAPIKeyJSON(key))
+}
+
+// accountKey finds the {keyId} of the path among the caller's account's
+// keys. Another account's key is not_found, never forbidden, so ids
+// cannot be probed.
+func (s *Server) accountKey(r *http.Request) (*mailroom.APIKey, error) {
+	id := r.PathValue("keyId")
+	notFound := mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q in this account.", id)
+	if !mailroom.ValidKeyID(id) {
+		return nil, notFound
+	}
+	key, err := s.Store.APIKey(r.Context(), id)
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) || (err == nil && key.AccountID != keyFrom(r.Context()).AccountID) {
+		return nil, notFound
+	}
+	return key, err
+}

@@ -1,0 +1,37 @@
+package http
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the request counters and latencies served to Prometheus on
+// the operator's metrics listener (never on the API port).
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_http_requests_total",
+			Help: "API requests answered, by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mailroom_http_request_duration_seconds",
+			Help:    "Time to answer API requests, by route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"route"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration)
+	}
+	return m
+}
+
+func (m *metrics) observe(method, route string, status int, elapsed time.Duration) {
+	m.requests.WithLabelValues(method, route, statusText(status)).Inc()
+	m.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+}

@@ -1,0 +1,65 @@
+package http
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mailroom/mailroom"
+)
+
+// methods maps HTTP methods to the handlers of one route.
+type methods map[string]http.HandlerFunc
+
+// routes registers every route of the API. Each path is registered once,
+// with its methods, so that a known path with an unknown method answers 405
+// with Allow, and anything else falls through to a JSON 404.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, ms methods) { mux.Handle(pattern, route(pattern, ms)) }
+
+	handle("/healthz", methods{"GET": s.getHealth})
+	handle("/readyz", methods{"GET": s.getReady})
+	handle("/v1/openapi.json", methods{"GET": s.getOpenAPI})
+
+	handle("/v1/api-keys", methods{
+		"GET":  s.authed(mailroom.ScopeKeys, s.listAPIKeys),
+		"POST": s.authed(mailroom.ScopeKeys, s.createAPIKey),
+	})
+	handle("/v1/api-keys/{keyId}", methods{
+		"GET":    s.authed(mailroom.ScopeKeys, s.getAPIKey),
+		"DELETE": s.authed(mailroom.ScopeKeys, s.revokeAPIKey),
+	})
+
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// route dispatches on the method, answering 405 with Allow for the others.
+func route(pattern string, ms methods) http.Handler {
+	allowed := make([]string, 0, len(ms)+1)
+	for m := range ms {
+		allowed = append(allowed, m)
+	}
+	if _, ok := ms["GET"]; ok {
+		allowed = append(allowed, "HEAD")
+	}
+	slices.Sort(allowed)
+	allow := strings.Join(allowed, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requestInfoFrom(r.Context()).route = pattern
+		m := r.Method
+		if m == "HEAD" {
+			m = "GET"
+		}
+		h, ok := ms[m]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeError(w, r, mailroom.Errorf(mailroom.ECodeMethodNotAllowed, "%s is not allowed on %s; use %s.", r.Method, pattern, allow))
+			return
+		}
+		h(w, r)
+	})
+}

@@ -1,0 +1,68 @@
+// Package http serves Mailroom's HTTPS JSON API (API.md): routing, the
+// request pipeline (request ids, logs, metrics, authentication, JSON rules)
+// and the mapping of domain errors to HTTP, all in one place.
+package http
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Server holds what the API handlers need. Build it with its fields set,
+// then call Handler once.
+type Server struct {
+	Store mailroom.Store
+	Auth  *mailroom.Authenticator
+	Log   *slog.Logger
+	// Metrics receives the request metrics; nil keeps them unregistered.
+	Metrics prometheus.Registerer
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	log     *slog.Logger
+	metrics *metrics
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Handler returns the API with its whole request pipeline.
+func (s *Server) Handler() http.Handler {
+	s.log = s.Log
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.metrics = newMetrics(s.Metrics)
+	return s.observe(s.routes())
+}
+
+// NewHTTPServer wraps h in an *http.Server with the timeouts and limits
+// that keep a slow or oversized client from holding the server: headers
+// must arrive within 10 s and stay under 64 KiB; a whole request may take 2
+// minutes (16 MiB on a slow link), and an idle keep-alive connection is
+// closed after 2 minutes.
+func NewHTTPServer(addr string, h http.Handler, tlsConfig *tls.Config, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// Failed handshakes (a plain-HTTP request, a scanner) are noise at
+		// the default level.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+}
