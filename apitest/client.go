@@ -180,8 +180,8 @@ func Check(req *http.Request, resp *Response) error {
 			Request: r2, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 		},
-		Status: resp.Status,
-		Header: resp.Header,
+		Status:  resp.Status,
+		Header:  resp.Header,
 		Options: &openapi3filter.Options{IncludeResponseStatus: true},
 	}
 	input.SetBodyBytes(resp.Body)
