@@ -42,6 +42,13 @@ func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	path := filepath.Join(dataDir, FileName)
+	// Create the file owner-only before SQLite does (it would use the
+	// umask, often 0644); its -wal and -shm files copy these permissions.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create database file: %w", err)
+	}
+	f.Close()
 	pragmas := url.Values{"_pragma": {
 		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
 	}}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mailroom/mailroom"
+	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/tlscert"
+)
+
+// serveConfig holds the flags of `mailroom serve` (API.md §13).
+type serveConfig struct {
+	storageFlags
+	dev           bool
+	listen        string
+	tlsCert       string
+	tlsKey        string
+	secretKey     string
+	hostname      string
+	metricsListen string
+	logFormat     string
+}
+
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	var c serveConfig
+	c.register(fs)
+	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start")
+	fs.StringVar(&c.listen, "listen", ":8443", "HTTPS address")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate file (PEM); without it a self-signed one is made once in the data directory")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
+	fs.StringVar(&c.secretKey, "secret-key", "", "base64 of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
+	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "the name used in EHLO and Message-ID fallbacks")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "Prometheus metrics address; empty disables")
+	fs.StringVar(&c.logFormat, "log-format", "", "text or json (default: text with --dev, json otherwise)")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return usageError{"--tls-cert and --tls-key go together"}
+	}
+	log, err := newLogger(c.logFormat, c.dev, stderr)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	return serve(ctx, c, log, stdout)
+}
+
+func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Writer) error {
+	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	store, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if _, created, err := sealer.LoadOrCreate(c.dataDir, c.secretKey); err != nil {
+		return fmt.Errorf("secret key: %w", err)
+	} else if created {
+		fmt.Fprintf(stdout, "Made a secret key for data at rest in %s; back it up with the database.\n", c.dataDir)
+	}
+
+	cert, certNote, err := c.certificate()
+	if err != nil {
+		return err
+	}
+
+	var devKey string
+	if c.dev {
+		if devKey, err = ensureDevAccount(ctx, store, c.dataDir, time.Now()); err != nil {
+			return fmt.Errorf("dev set-up: %w", err)
+		}
+	}
+
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var workers sync.WaitGroup
+	usage := mailroom.NewKeyUsage(store, log)
+	workers.Go(func() { usage.Run(background) })
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	api := &mhttp.Server{
+		Store:   store,
+		Auth:    &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Log:     log,
+		Metrics: registry,
+	}
+
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		stopBackground()
+		return fmt.Errorf("listen on %s: %w", c.listen, err)
+	}
+	srv := mhttp.NewHTTPServer(c.listen, api.Handler(), tlscert.ServerConfig(cert), log)
+
+	var metricsSrv *http.Server
+	if c.metricsListen != "" {
+		mln, err := net.Listen("tcp", c.metricsListen)
+		if err != nil {
+			ln.Close()
+			stopBackground()
+			return fmt.Errorf("metrics listener on %s: %w", c.metricsListen, err)
+		}
+		metricsSrv = &http.Server{Handler: promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = metricsSrv.Serve(mln) }()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	base := baseURL(ln.Addr())
+	printBanner(stdout, c, base, certNote, devKey)
+	log.Info("listening", "url", base, "storage", c.describe())
+
+	select {
+	case err = <-serveErr:
+		err = fmt.Errorf("HTTPS server: %w", err)
+	case <-ctx.Done():
+		log.Info("shutting down: finishing requests in flight")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = srv.Shutdown(shutdownCtx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			log.Warn("requests still running after 30 s were cut off")
+			err = nil
+		}
+	}
+	if metricsSrv != nil {
+		_ = metricsSrv.Close()
+	}
+	stopBackground()
+	workers.Wait()
+	log.Info("stopped")
+	return err
+}
+
+// certificate loads the operator's certificate or the self-signed one.
+func (c serveConfig) certificate() (tls.Certificate, string, error) {
+	if c.tlsCert != "" {
+		cert, err := tlscert.LoadFiles(c.tlsCert, c.tlsKey)
+		return cert, "TLS certificate: " + c.tlsCert, err
+	}
+	cert, created, err := tlscert.SelfSigned(c.dataDir, c.hostname, time.Now())
+	if err != nil {
+		return cert, "", fmt.Errorf("self-signed certificate: %w", err)
+	}
+	verb := "Using"
+	if created {
+		verb = "Made"
+	}
+	return cert, fmt.Sprintf("%s a self-signed TLS certificate: %s\n  SHA-256 fingerprint %s",
+		verb, tlscert.CertPath(c.dataDir), tlscert.Fingerprint(cert)), nil
+}
+
+// baseURL is the address clients use: a wildcard listener is reached as
+// localhost, which the self-signed certificate names.
+func baseURL(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "https://" + net.JoinHostPort(host, port)
+}
+
+// printBanner tells the operator what runs where. Its last line, "Mailroom
+// is serving URL", comes once everything above it is in place.
+func printBanner(w io.Writer, c serveConfig, base, certNote, devKey string) {
+	fmt.Fprintf(w, "%s\nStorage: %s\n%s\n", versionString(), c.describe(), certNote)
+	if devKey != "" {
+		cacert := ""
+		if c.tlsCert == "" {
+			cacert = "--cacert " + tlscert.CertPath(c.dataDir) + " "
+		}
+		fmt.Fprintf(w, "Development mode: account %q; its API key, with every scope:\n  %s\n", devAccountName, devKey)
+		fmt.Fprintf(w, "Try it:\n  curl %s-H 'Authorization: Bearer %s' %s/v1/api-keys\n", cacert, devKey, base)
+	}
+	fmt.Fprintf(w, "Mailroom is serving %s\n", base)
+}
+
+func newLogger(format string, dev bool, w io.Writer) (*slog.Logger, error) {
+	if format == "" {
+		format = "json"
+		if dev {
+			format = "text"
+		}
+	}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	}
+	return nil, usageError{fmt.Sprintf("--log-format must be text or json, not %q", format)}
+}
+
+func defaultHostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A newcomer runs `mailroom serve --dev`, pastes the printed curl line and
+// it works; the next start prints the same key.
+func TestDevQuickstart(t *testing.T) {
+	work := t.TempDir()
+	dataDir := filepath.Join(work, "mailroom-data")
+	s := startServer(t, dataDir, "--dev")
+	if s.devKey == "" {
+		t.Fatalf("no key printed:\n%s", s.Stdout())
+	}
+	curlLine := ""
+	for _, l := range strings.Split(s.Stdout(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "curl ") {
+			curlLine = strings.TrimSpace(l)
+		}
+	}
+	if curlLine == "" {
+		t.Fatalf("no curl line printed:\n%s", s.Stdout())
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Log("curl is not installed: checking the printed key with Go's client instead")
+	} else {
+		out, err := exec.Command("sh", "-c", curlLine+" --silent --show-error --fail").CombinedOutput()
+		if err != nil {
+			t.Fatalf("the printed curl line failed: %v\n%s\n%s", err, curlLine, out)
+		}
+		var list struct {
+			Data []map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(out, &list); err != nil || len(list.Data) != 1 {
+			t.Fatalf("curl answered %s", out)
+		}
+	}
+
+	info, err := os.Stat(filepath.Join(dataDir, "dev-api-key"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("dev key file: %v, mode %v", err, info.Mode())
+	}
+	first := s.devKey
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: exit %v\n%s", err, s.Stderr())
+	}
+	again := startServer(t, dataDir, "--dev")
+	if again.devKey != first {
+		t.Fatalf("a restart printed another key: %s then %s", first, again.devKey)
+	}
+	if !strings.Contains(again.Stdout(), "Using a self-signed TLS certificate") {
+		t.Fatalf("the certificate was not reused:\n%s", again.Stdout())
+	}
+}

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"bufio"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/tlscert"
+)
+
+// A plain-HTTP request to the HTTPS port gets no API answer.
+func TestPlainHTTPGetsNoAPIAnswer(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "data"), "--dev")
+	u, _ := url.Parse(s.base)
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "GET /v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", s.devKey)
+	line, _ := bufio.NewReader(conn).ReadString('\n')
+	if strings.Contains(line, "200") {
+		t.Fatalf("plain HTTP was answered: %q", line)
+	}
+}
+
+// Only TLS 1.2 and newer are spoken.
+func TestOldTLSRefused(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "data"), "--dev")
+	u, _ := url.Parse(s.base)
+	_, err := tls.Dial("tcp", u.Host, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11, MinVersion: tls.VersionTLS10})
+	if err == nil {
+		t.Fatal("a TLS 1.1 handshake succeeded")
+	}
+}
+
+// An operator's own certificate is served instead of the self-signed one.
+func TestOperatorCertificate(t *testing.T) {
+	certDir := t.TempDir()
+	if _, _, err := tlscert.SelfSigned(certDir, "api.example.test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	s := startServer(t, dataDir, "--dev",
+		"--tls-cert", filepath.Join(certDir, "tls", "cert.pem"), "--tls-key", filepath.Join(certDir, "tls", "key.pem"))
+	if _, err := os.Stat(filepath.Join(dataDir, "tls")); err == nil {
+		t.Fatal("a self-signed certificate was made although one was given")
+	}
+	pem, _ := os.ReadFile(filepath.Join(certDir, "tls", "cert.pem"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	c := apitest.New(t, s.base, pool)
+	if r := c.Do(apitest.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
+		t.Fatalf("healthz: %d", r.Status)
+	}
+}
+
+// SIGTERM stops accepting, finishes what is in flight, and exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "data"), "--dev")
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { s.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: s.devKey}) })
+	}
+	wg.Wait()
+	if err := s.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.Stderr())
+	}
+	if !strings.Contains(s.Stderr(), "stopped") {
+		t.Fatalf("no orderly stop in the log:\n%s", s.Stderr())
+	}
+	// One log line per request, with the key id and never the key.
+	if strings.Count(s.Stderr(), "route=/v1/api-keys") < 20 {
+		t.Fatalf("request lines missing:\n%s", s.Stderr())
+	}
+	_, secret, _ := mailroom.ParseAPIKey(s.devKey)
+	if strings.Contains(s.Stderr(), secret) || strings.Contains(s.Stdout()+s.Stderr(), "secret_digest") {
+		t.Fatal("the log holds a key secret")
+	}
+}
+
+// Nodes sharing PostgreSQL: both start at once on an empty database (the
+// migrations run once), and a key revoked through one fails on the other.
+func TestTwoNodesSharePostgres(t *testing.T) {
+	if os.Getenv(storetest.EnvDatabaseURL) == "" {
+		t.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
+	}
+	dbURL := storetest.NewPostgresDatabase(t)
+	work := t.TempDir()
+	var a, b *server
+	var wg sync.WaitGroup
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL) })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	admin := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	r := a.client.Do(apitest.Request{Method: "POST", Path: "/v1/api-keys", Key: admin, Body: map[string]any{"name": "x", "scopes": []string{"keys"}}})
+	k := r.Str("key")
+	if r := b.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: k}); r.Status != 200 {
+		t.Fatalf("node b does not know the key node a made: %d %s", r.Status, r.Body)
+	}
+	a.client.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + r.Str("keyId"), Key: admin})
+	if r := b.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: k}); r.Code() != mailroom.ECodeAPIKeyRevoked {
+		t.Fatalf("node b still accepts a key node a revoked: %d %s", r.Status, r.Body)
+	}
+}
