@@ -1,6 +1,9 @@
 package mailroom
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Domain is a sending domain of an account (API.md §9). An account may send
 // only from a domain whose records it has published and Mailroom has found.
@@ -88,3 +91,29 @@ const (
 	EventDomainFailed           = "domain.failed"
 	EventDomainTemporaryFailure = "domain.temporary_failure"
 )
+
+// DomainCheck is the outcome of looking up a domain's records in DNS.
+type DomainCheck struct {
+	// Records are the domain's records with Status, Found and Problem
+	// brought up to date.
+	Records []DNSRecord
+	// Indeterminate is true when some record could not be checked (a DNS
+	// timeout, SERVFAIL, REFUSED): that record keeps its previous Status and
+	// Found, and its Problem says why. It is not a failure of the record.
+	Indeterminate bool
+}
+
+// DomainChecker looks up a domain's records in DNS (package dns). It does
+// not modify d. An error means the result says nothing and must not be
+// saved (the checker is misconfigured, or ctx ended).
+type DomainChecker interface {
+	Check(ctx context.Context, d *Domain) (DomainCheck, error)
+}
+
+// Sealer encrypts secrets at rest (package sealer). associatedData binds a
+// sealed value to the row it belongs to, so a value copied to another row
+// does not open.
+type Sealer interface {
+	Seal(plaintext, associatedData []byte) []byte
+	Open(sealed, associatedData []byte) ([]byte, error)
+}

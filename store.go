@@ -14,6 +14,8 @@ import (
 type Store interface {
 	AccountStore
 	APIKeyStore
+	DomainStore
+	EventStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error
@@ -41,6 +43,34 @@ type APIKeyStore interface {
 	// TouchAPIKeys records when keys were last used; an older time never
 	// replaces a newer one, so nodes may flush in any order.
 	TouchAPIKeys(ctx context.Context, lastUsed map[string]time.Time) error
+}
+
+// DomainStore keeps sending domains.
+type DomainStore interface {
+	// CreateDomain inserts d; a name the account already has is
+	// ECodeAlreadyExists.
+	CreateDomain(ctx context.Context, d *Domain) error
+	// Domain finds an account's domain by its normalised name.
+	Domain(ctx context.Context, accountID, name string) (*Domain, error)
+	// ListDomains lists an account's domains newest first.
+	ListDomains(ctx context.Context, accountID string, page Page) ([]*Domain, string, error)
+	DeleteDomain(ctx context.Context, accountID, name string) error
+	// SaveDomainCheck stores the outcome of a check (records, status and
+	// times of d) and releases its lease; when event is not nil it is
+	// written in the same transaction. A domain deleted meanwhile is
+	// ECodeNotFound.
+	SaveDomainCheck(ctx context.Context, d *Domain, event *Event) error
+	// ClaimDueDomains leases up to limit domains whose next check is due at
+	// now and that no live lease holds, so that nodes sharing storage never
+	// check one domain at once; a lease that expires (its node died) lets
+	// the domain be claimed again.
+	ClaimDueDomains(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Domain, error)
+}
+
+// EventStore reads events.
+type EventStore interface {
+	// ListEvents lists an account's events newest first.
+	ListEvents(ctx context.Context, accountID string, page Page) ([]*Event, string, error)
 }
 
 // Page selects one page of a list: at most Limit items after Cursor, which

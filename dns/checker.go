@@ -26,17 +26,9 @@ type Checker struct {
 	MXHost string
 }
 
-// CheckResult is the outcome of checking a domain's records.
-type CheckResult struct {
-	// Records are the domain's records with Status, Found and Problem
-	// brought up to date.
-	Records []mailroom.DNSRecord
-	// Indeterminate is true when some record could not be checked (a DNS
-	// timeout, SERVFAIL, REFUSED): that record keeps its previous Status
-	// and Found, and its Problem says why. It is not a failure of the
-	// record, so nothing should change state because of it.
-	Indeterminate bool
-}
+// CheckResult is the outcome of checking a domain's records; see
+// mailroom.DomainCheck.
+type CheckResult = mailroom.DomainCheck
 
 // outcome is the verdict on one record.
 type outcome struct {

@@ -75,7 +75,8 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 var engine = sqlstore.Engine{
-	Name: "postgres",
+	Name:       "postgres",
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	IsUniqueViolation: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"

@@ -43,16 +43,8 @@ func (s *Store) ListAccounts(ctx context.Context) ([]*mailroom.Account, error) {
 	if err != nil {
 		return nil, s.wrap(err, "list accounts")
 	}
-	defer rows.Close()
-	var out []*mailroom.Account
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, s.wrap(err, "list accounts")
-		}
-		out = append(out, a)
-	}
-	return out, s.wrap(rows.Err(), "list accounts")
+	out, err := collect(rows, scanAccount)
+	return out, s.wrap(err, "list accounts")
 }
 
 type scanner interface{ Scan(dest ...any) error }

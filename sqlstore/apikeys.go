@@ -48,16 +48,8 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p mailroom.Pa
 	if err != nil {
 		return nil, "", s.wrap(err, "list api keys")
 	}
-	defer rows.Close()
-	var out []*mailroom.APIKey
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, "", s.wrap(err, "list api keys")
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, scanAPIKey)
+	if err != nil {
 		return nil, "", s.wrap(err, "list api keys")
 	}
 	next := ""

@@ -24,6 +24,10 @@ type Engine struct {
 	Name string
 	// IsUniqueViolation reports whether err is a unique-constraint failure.
 	IsUniqueViolation func(error) bool
+	// SkipLocked is appended to the sub-selects that claim work: " FOR
+	// UPDATE SKIP LOCKED" on PostgreSQL, so nodes claim side by side; empty
+	// on SQLite, whose single writer already makes a claim atomic.
+	SkipLocked string
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool

@@ -133,3 +133,22 @@ func (r Result[T]) Must(t testing.TB) T {
 	}
 	return r.v
 }
+
+// PageResult holds a page, its next cursor and an error.
+type PageResult[T any] struct {
+	items []T
+	next  string
+	err   error
+}
+
+// Try2 captures the results of a List call.
+func Try2[T any](items []T, next string, err error) PageResult[T] { return PageResult[T]{items, next, err} }
+
+// Must fails the test if the call failed, and returns the page and cursor.
+func (r PageResult[T]) Must(t testing.TB) ([]T, string) {
+	t.Helper()
+	if r.err != nil {
+		t.Fatal(fmt.Sprint(r.err))
+	}
+	return r.items, r.next
+}

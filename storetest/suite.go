@@ -15,7 +15,19 @@ func Exercise(t *testing.T, open func(t testing.TB) mailroom.Store) {
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, open(t)) })
 	t.Run("APIKeyPaging", func(t *testing.T) { testAPIKeyPaging(t, open(t)) })
 	t.Run("TouchAPIKeys", func(t *testing.T) { testTouchAPIKeys(t, open(t)) })
+	for _, s := range extraSuites {
+		t.Run(s.name, func(t *testing.T) { s.run(t, open(t)) })
+	}
 }
+
+// suite is one group of conformance tests; files that add capabilities
+// register theirs in extraSuites from init.
+type suite struct {
+	name string
+	run  func(*testing.T, mailroom.Store)
+}
+
+var extraSuites []suite
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 

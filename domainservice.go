@@ -1,0 +1,191 @@
+package mailroom
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// PrefixDomain is the prefix of domains' internal ids.
+const PrefixDomain = "dom_"
+
+// Domains is the service behind sending domains (API.md §9): adding one
+// with a fresh DKIM key, checking its records now or on schedule, and
+// answering whether an account may send from it.
+type Domains struct {
+	Store    DomainStore
+	Checker  DomainChecker
+	Sealer   Sealer
+	Settings RecordSettings
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// Add creates a pending domain with its own DKIM key and the records to
+// publish. The RSA key generation (tens of milliseconds) happens here, once,
+// not on the send path.
+func (s *Domains) Add(ctx context.Context, accountID, rawName string) (*Domain, error) {
+	d, err := s.newDomain(accountID, rawName)
+	if err != nil {
+		return nil, err
+	}
+	d.NextCheckAt = NextDomainCheck(d, d.CreatedAt)
+	if err := s.Store.CreateDomain(ctx, d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// AddSandbox creates a domain that is verified from the start and never
+// checked: the `--dev` sandbox (mailroom.test is reserved by RFC 2606 and
+// can have no public records). Adding it again returns the existing one.
+func (s *Domains) AddSandbox(ctx context.Context, accountID, name string) (*Domain, error) {
+	if d, err := s.Store.Domain(ctx, accountID, name); err == nil || !IsCode(err, ECodeNotFound) {
+		return d, err
+	}
+	d, err := s.newDomain(accountID, name)
+	if err != nil {
+		return nil, err
+	}
+	d.Status = DomainVerified
+	d.VerifiedAt = &d.CreatedAt
+	for i := range d.Records {
+		d.Records[i].Status = RecordVerified
+		d.Records[i].Problem = "sandbox domain: not looked up in DNS"
+	}
+	return d, s.Store.CreateDomain(ctx, d)
+}
+
+func (s *Domains) newDomain(accountID, rawName string) (*Domain, error) {
+	name, err := NormalizeDomainName(rawName)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	selector, private, public, err := NewDKIMKey(now)
+	if err != nil {
+		return nil, err
+	}
+	d := &Domain{
+		ID:               NewID(PrefixDomain, now),
+		AccountID:        accountID,
+		Name:             name,
+		Status:           DomainPending,
+		DKIMSelector:     selector,
+		DKIMPublicKey:    public,
+		ReturnPathDomain: s.Settings.ReturnPathDomain(name),
+		CreatedAt:        now,
+	}
+	d.DKIMPrivateKeySealed = s.Sealer.Seal(private, []byte(d.ID))
+	d.Records = BuildDomainRecords(d, s.Settings)
+	return d, nil
+}
+
+// DKIMPrivateKey opens d's sealed PKCS#8 private key.
+func (s *Domains) DKIMPrivateKey(d *Domain) ([]byte, error) {
+	return s.Sealer.Open(d.DKIMPrivateKeySealed, []byte(d.ID))
+}
+
+// Verify checks an account's domain against DNS now and stores the outcome.
+func (s *Domains) Verify(ctx context.Context, accountID, name string) (*Domain, error) {
+	name, err := NormalizeDomainName(name)
+	if err != nil {
+		return nil, Errorf(ECodeNotFound, "No domain %q in this account.", name)
+	}
+	d, err := s.Store.Domain(ctx, accountID, name)
+	if err != nil {
+		return nil, err
+	}
+	return d, s.check(ctx, d)
+}
+
+// check looks d up in DNS, moves it through its states and saves it, with
+// the event of a status change in the same transaction.
+func (s *Domains) check(ctx context.Context, d *Domain) error {
+	result, err := s.Checker.Check(ctx, d)
+	if err != nil {
+		return Unavailable(err)
+	}
+	now := s.Now().UTC()
+	var event *Event
+	if typ := ApplyDomainCheck(d, result.Records, result.Indeterminate, now); typ != "" {
+		event, err = NewEvent(d.AccountID, typ, domainEventData{Domain: d.Name, Status: d.Status, Records: d.Records}, now)
+		if err != nil {
+			return err
+		}
+	}
+	return s.Store.SaveDomainCheck(ctx, d, event)
+}
+
+// domainEventData is the "data" of a domain.* event.
+type domainEventData struct {
+	Domain  string       `json:"domain"`
+	Status  DomainStatus `json:"status"`
+	Records []DNSRecord  `json:"records"`
+}
+
+// Re-check batching: a node claims this many due domains at a time and
+// holds each for at most recheckLease (a check that hangs longer lets
+// another node take the domain over).
+const (
+	recheckBatch  = 16
+	recheckLease  = 2 * time.Minute
+	recheckBudget = 60 * time.Second
+)
+
+// RecheckDue checks the domains whose next check is due, until none is, and
+// returns how many it checked.
+func (s *Domains) RecheckDue(ctx context.Context) (int, error) {
+	checked := 0
+	for {
+		due, err := s.Store.ClaimDueDomains(ctx, s.Now().UTC(), recheckLease, recheckBatch)
+		if err != nil {
+			return checked, err
+		}
+		for _, d := range due {
+			dctx, cancel := context.WithTimeout(ctx, recheckBudget)
+			err := s.check(dctx, d)
+			cancel()
+			if err != nil && !IsCode(err, ECodeNotFound) {
+				s.Log.Warn("domain re-check failed; it will be tried again when its lease ends", "domain", d.Name, "err", err)
+			}
+			checked++
+		}
+		if len(due) < recheckBatch || ctx.Err() != nil {
+			return checked, ctx.Err()
+		}
+	}
+}
+
+// RunRechecks calls RecheckDue every interval until ctx ends.
+func (s *Domains) RunRechecks(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := s.RecheckDue(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("domain re-checks", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// CheckSendingDomain returns ECodeDomainNotVerified unless the account may
+// send from name now (verified, or in the grace period of a temporary
+// failure). It reads one indexed row and does no DNS, so it can sit on the
+// send path.
+func (s *Domains) CheckSendingDomain(ctx context.Context, accountID, name string) error {
+	d, err := s.Store.Domain(ctx, accountID, name)
+	switch {
+	case IsCode(err, ECodeNotFound):
+		return Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
+	case err != nil:
+		return err
+	case !d.Status.CanSend():
+		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, d.Status)
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package mailroom
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is something that happened to a message or a domain. Events are
+// written in the same transaction as the state change they describe: the
+// email log's timeline and the webhook outbox are the same rows, so no
+// event is ever lost between a change and its webhook (DESIGN.md §2).
+type Event struct {
+	ID        string // "evt_…", sortable by creation time
+	AccountID string
+	Type      string
+	CreatedAt time.Time
+	// Data is the event's JSON payload, as webhooks send it in "data".
+	Data json.RawMessage
+}
+
+// NewEvent makes an event of type typ with data marshalled to JSON.
+func NewEvent(accountID, typ string, data any, now time.Time) (*Event, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Event{ID: NewID(PrefixEvent, now), AccountID: accountID, Type: typ, CreatedAt: now.UTC(), Data: raw}, nil
+}

@@ -1,0 +1,154 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since`
+
+// CreateDomain inserts d.
+func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain) error {
+	records, err := json.Marshal(d.Records)
+	if err != nil {
+		return err
+	}
+	_, err = s.write.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
+		d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
+		microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
+	if err != nil && s.engine.IsUniqueViolation(err) {
+		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
+	}
+	return s.wrap(err, "create domain")
+}
+
+// Domain finds an account's domain by name.
+func (s *Store) Domain(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
+	d, err := scanDomain(s.read.QueryRowContext(ctx,
+		`SELECT `+domainColumns+` FROM domains WHERE account_id = $1 AND name = $2`, accountID, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	}
+	return d, s.wrap(err, "find domain")
+}
+
+// ListDomains lists an account's domains, newest first.
+func (s *Store) ListDomains(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Domain, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+domainColumns+` FROM domains
+		WHERE account_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3))
+		ORDER BY created_at DESC, id DESC LIMIT $4`, accountID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list domains")
+	}
+	out, err := collect(rows, scanDomain)
+	if err != nil {
+		return nil, "", s.wrap(err, "list domains")
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = cursor{at: micros(out[limit-1].CreatedAt), id: out[limit-1].ID}.String()
+	}
+	return out, next, nil
+}
+
+// DeleteDomain removes an account's domain.
+func (s *Store) DeleteDomain(ctx context.Context, accountID, name string) error {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM domains WHERE account_id = $1 AND name = $2`, accountID, name)
+	if err != nil {
+		return s.wrap(err, "delete domain")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	}
+	return nil
+}
+
+// SaveDomainCheck stores a check's outcome and its event in one transaction.
+func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
+	records, err := json.Marshal(d.Records)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
+			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL WHERE id = $1`,
+			d.ID, string(d.Status), string(records), microsOrNil(d.VerifiedAt), microsOrNil(d.LastCheckedAt),
+			microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
+		if err != nil {
+			return s.wrap(err, "save domain check")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
+		}
+		if event != nil {
+			return s.insertEvent(ctx, tx, event)
+		}
+		return nil
+	})
+}
+
+// ClaimDueDomains leases due domains. On PostgreSQL, SKIP LOCKED lets nodes
+// claim side by side without waiting on each other's rows; on SQLite the
+// single writer makes the UPDATE atomic by itself.
+func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.Domain, error) {
+	rows, err := s.write.QueryContext(ctx, fmt.Sprintf(`UPDATE domains SET lease_until = $2
+		WHERE id IN (SELECT id FROM domains
+			WHERE next_check_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+			ORDER BY next_check_at LIMIT $3 %s)
+		RETURNING `+domainColumns, s.engine.SkipLocked), micros(now), micros(now.Add(lease)), limit)
+	if err != nil {
+		return nil, s.wrap(err, "claim due domains")
+	}
+	out, err := collect(rows, scanDomain)
+	return out, s.wrap(err, "claim due domains")
+}
+
+func scanDomain(row scanner) (*mailroom.Domain, error) {
+	var d mailroom.Domain
+	var status, records string
+	var created int64
+	var verified, checked, next, failing sql.NullInt64
+	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {
+		return nil, fmt.Errorf("domain %s records: %w", d.ID, err)
+	}
+	d.Status = mailroom.DomainStatus(status)
+	d.CreatedAt = fromMicros(created)
+	d.VerifiedAt = fromNullMicros(verified)
+	d.LastCheckedAt = fromNullMicros(checked)
+	d.NextCheckAt = fromNullMicros(next)
+	d.FailingSince = fromNullMicros(failing)
+	return &d, nil
+}
+
+// collect scans every row with scan and closes rows.
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

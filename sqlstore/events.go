@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/mailroom/mailroom"
+)
+
+// insertEvent writes e inside the transaction of the change it describes.
+func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (id, account_id, type, data, created_at)
+		VALUES ($1, $2, $3, $4, $5)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt))
+	return s.wrap(err, "insert event")
+}
+
+// ListEvents lists an account's events, newest first. Event ids sort by
+// creation time, so the id alone orders and pages them.
+func (s *Store) ListEvents(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Event, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT id, account_id, type, data, created_at FROM events
+		WHERE account_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, after.id, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list events")
+	}
+	out, err := collect(rows, scanEvent)
+	if err != nil {
+		return nil, "", s.wrap(err, "list events")
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = cursor{at: micros(out[limit-1].CreatedAt), id: out[limit-1].ID}.String()
+	}
+	return out, next, nil
+}
+
+func scanEvent(row scanner) (*mailroom.Event, error) {
+	var e mailroom.Event
+	var data string
+	var created int64
+	if err := row.Scan(&e.ID, &e.AccountID, &e.Type, &data, &created); err != nil {
+		return nil, err
+	}
+	e.Data = []byte(data)
+	e.CreatedAt = fromMicros(created)
+	return &e, nil
+}
