@@ -57,7 +57,7 @@ func TestCLIWhileServing(t *testing.T) {
 			t.Fatalf("after CLI revocation: %d %s", r.Status, r.Body)
 		}
 		out = cli(t, work, nil, append([]string{"keys", "list", "--account", "acme"}, storage...)...)
-		if !regexp.MustCompile(keyID + `.*revoked`).MatchString(out) || !strings.Contains(out, "billing") {
+		if !regexp.MustCompile(keyID+`.*revoked`).MatchString(out) || !strings.Contains(out, "billing") {
 			t.Fatalf("keys list:\n%s", out)
 		}
 

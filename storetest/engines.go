@@ -142,7 +142,9 @@ type PageResult[T any] struct {
 }
 
 // Try2 captures the results of a List call.
-func Try2[T any](items []T, next string, err error) PageResult[T] { return PageResult[T]{items, next, err} }
+func Try2[T any](items []T, next string, err error) PageResult[T] {
+	return PageResult[T]{items, next, err}
+}
 
 // Must fails the test if the call failed, and returns the page and cursor.
 func (r PageResult[T]) Must(t testing.TB) ([]T, string) {
