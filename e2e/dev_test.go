@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mailroom/mailroom/apitest"
 )
 
 // A newcomer runs `mailroom serve --dev`, pastes the printed curl line and
@@ -41,6 +43,11 @@ func TestDevQuickstart(t *testing.T) {
 		if err := json.Unmarshal(out, &list); err != nil || len(list.Data) != 1 {
 			t.Fatalf("curl answered %s", out)
 		}
+	}
+
+	r := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/domains/mailroom.test", Key: s.devKey})
+	if r.Status != 200 || r.Str("status") != "verified" {
+		t.Fatalf("the sandbox domain: %d %s", r.Status, r.Body)
 	}
 
 	info, err := os.Stat(filepath.Join(dataDir, "dev-api-key"))

@@ -3,13 +3,19 @@ package http_test
 import (
 	"context"
 	"log/slog"
+	"crypto/rand"
+	"net"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/dns"
+	"github.com/mailroom/mailroom/dns/dnstest"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -17,11 +23,32 @@ import (
 // "acme" whose admin key holds every scope.
 type env struct {
 	*apitest.Client
-	store mailroom.Store
-	usage *mailroom.KeyUsage
-	acct  *mailroom.Account
-	admin string // full key with every scope
+	store   mailroom.Store
+	usage   *mailroom.KeyUsage
+	domains *mailroom.Domains
+	dns     *dnstest.Server // the world's DNS, as the service sees it
+	clock   *clock
+	acct    *mailroom.Account
+	admin   string // full key with every scope
 }
+
+// Operator settings of the test service: it sends from sendingIP, which
+// its host name resolves to, and receives bounces at the same host.
+const (
+	serviceHost = "mail.mailroom-operator.test"
+	sendingIP   = "192.0.2.10"
+)
+
+// clock is a settable clock, so that schedules and deadlines are tested
+// without waiting for them.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func newEnv(t *testing.T, e storetest.Engine) *env {
 	return newEnvWithStore(t, e.Open(t))
@@ -30,10 +57,30 @@ func newEnv(t *testing.T, e storetest.Engine) *env {
 func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 	t.Helper()
 	usage := mailroom.NewKeyUsage(store, slog.Default())
-	srv := &mhttp.Server{
+	world := dnstest.Start(t)
+	world.SetA(serviceHost, sendingIP)
+	seal, err := sealer.New([]byte(rand.Text() + rand.Text())[:32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
+	domains := &mailroom.Domains{
 		Store: store,
-		Auth:  &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Log:   slog.New(slog.DiscardHandler),
+		Checker: &dns.Checker{
+			Resolver:   &dns.Resolver{Server: world.Addr(), Timeout: 500 * time.Millisecond},
+			SendingIPs: []net.IP{net.ParseIP(sendingIP)},
+			MXHost:     serviceHost,
+		},
+		Sealer:   seal,
+		Settings: mailroom.DefaultRecordSettings(serviceHost),
+		Now:      clk.Now,
+		Log:      slog.New(slog.DiscardHandler),
+	}
+	srv := &mhttp.Server{
+		Store:   store,
+		Auth:    &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains: domains,
+		Log:     slog.New(slog.DiscardHandler),
 	}
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.EnableHTTP2 = true
@@ -44,7 +91,7 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 	c.HTTP.Timeout = 30 * time.Second
 
 	acct := storetest.NewAccount(t, store, "acme")
-	ev := &env{Client: c, store: store, usage: usage, acct: acct}
+	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, clock: clk, acct: acct}
 	ev.admin = ev.newKey(t, acct, mailroom.Scopes(mailroom.AllScopes))
 	return ev
 }

@@ -31,6 +31,16 @@ func (s *Server) routes() http.Handler {
 		"DELETE": s.authed(mailroom.ScopeKeys, s.revokeAPIKey),
 	})
 
+	handle("/v1/domains", methods{
+		"GET":  s.authed(mailroom.ScopeDomains, s.listDomains),
+		"POST": s.authed(mailroom.ScopeDomains, s.createDomain),
+	})
+	handle("/v1/domains/{domain}", methods{
+		"GET":    s.authed(mailroom.ScopeDomains, s.getDomain),
+		"DELETE": s.authed(mailroom.ScopeDomains, s.deleteDomain),
+	})
+	handle("/v1/domains/{domain}/verify", methods{"POST": s.authed(mailroom.ScopeDomains, s.verifyDomain)})
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})

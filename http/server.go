@@ -17,9 +17,10 @@ import (
 // Server holds what the API handlers need. Build it with its fields set,
 // then call Handler once.
 type Server struct {
-	Store mailroom.Store
-	Auth  *mailroom.Authenticator
-	Log   *slog.Logger
+	Store   mailroom.Store
+	Auth    *mailroom.Authenticator
+	Domains *mailroom.Domains
+	Log     *slog.Logger
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// Now is the clock; nil means time.Now.

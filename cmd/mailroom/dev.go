@@ -18,22 +18,32 @@ const (
 	// --dev prints the same one. It is the only key secret Mailroom ever
 	// writes down, and only in development mode, readable by its owner alone.
 	devKeyFile = "dev-api-key"
+	// devSandboxDomain is verified from the start, so mail can be sent
+	// from it at once (.test is reserved by RFC 2606: no real domain).
+	devSandboxDomain = "mailroom.test"
 )
 
-// ensureDevAccount creates, once, the account "dev" and a key with every
-// scope, and returns that key. A key that no longer works (revoked, or the
-// database was replaced) is replaced by a new one.
-func ensureDevAccount(ctx context.Context, s mailroom.Store, dataDir string, now time.Time) (string, error) {
+// ensureDevAccount creates, once, the account "dev" with its verified
+// sandbox domain and a key with every scope, and returns that key. A key
+// that no longer works (revoked, or the database was replaced) is replaced
+// by a new one.
+func ensureDevAccount(ctx context.Context, s mailroom.Store, domains *mailroom.Domains, dataDir string, now time.Time) (string, error) {
 	path := filepath.Join(dataDir, devKeyFile)
 	acct, err := s.AccountByName(ctx, devAccountName)
 	if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		var key string
-		if _, key, err = createAccount(ctx, s, devAccountName, now); err != nil {
+		if acct, key, err = createAccount(ctx, s, devAccountName, now); err != nil {
+			return "", err
+		}
+		if _, err := domains.AddSandbox(ctx, acct.ID, devSandboxDomain); err != nil {
 			return "", err
 		}
 		return key, writeDevKey(path, key)
 	}
 	if err != nil {
+		return "", err
+	}
+	if _, err := domains.AddSandbox(ctx, acct.ID, devSandboxDomain); err != nil {
 		return "", err
 	}
 	if key, ok := usableDevKey(ctx, s, acct, path); ok {

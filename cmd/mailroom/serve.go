@@ -26,6 +26,7 @@ import (
 // serveConfig holds the flags of `mailroom serve` (API.md §13).
 type serveConfig struct {
 	storageFlags
+	domainFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -39,7 +40,8 @@ type serveConfig struct {
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	var c serveConfig
-	c.register(fs)
+	c.storageFlags.register(fs)
+	c.domainFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start")
 	fs.StringVar(&c.listen, "listen", ":8443", "HTTPS address")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate file (PEM); without it a self-signed one is made once in the data directory")
@@ -76,10 +78,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	defer store.Close()
 
-	if _, created, err := sealer.LoadOrCreate(c.dataDir, c.secretKey); err != nil {
+	seal, created, err := sealer.LoadOrCreate(c.dataDir, c.secretKey)
+	if err != nil {
 		return fmt.Errorf("secret key: %w", err)
 	} else if created {
 		fmt.Fprintf(stdout, "Made a secret key for data at rest in %s; back it up with the database.\n", c.dataDir)
+	}
+	domains, err := c.domainFlags.service(store, seal, c.hostname, log)
+	if err != nil {
+		return err
 	}
 
 	cert, certNote, err := c.certificate()
@@ -89,7 +96,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 
 	var devKey string
 	if c.dev {
-		if devKey, err = ensureDevAccount(ctx, store, c.dataDir, time.Now()); err != nil {
+		if devKey, err = ensureDevAccount(ctx, store, domains, c.dataDir, time.Now()); err != nil {
 			return fmt.Errorf("dev set-up: %w", err)
 		}
 	}
@@ -98,12 +105,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	var workers sync.WaitGroup
 	usage := mailroom.NewKeyUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
+	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := &mhttp.Server{
 		Store:   store,
 		Auth:    &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains: domains,
 		Log:     log,
 		Metrics: registry,
 	}
@@ -193,7 +202,8 @@ func printBanner(w io.Writer, c serveConfig, base, certNote, devKey string) {
 		if c.tlsCert == "" {
 			cacert = "--cacert " + tlscert.CertPath(c.dataDir) + " "
 		}
-		fmt.Fprintf(w, "Development mode: account %q; its API key, with every scope:\n  %s\n", devAccountName, devKey)
+		fmt.Fprintf(w, "Development mode: account %q with the verified sandbox domain %s; its API key, with every scope:\n  %s\n",
+			devAccountName, devSandboxDomain, devKey)
 		fmt.Fprintf(w, "Try it:\n  curl %s-H 'Authorization: Bearer %s' %s/v1/api-keys\n", cacert, devKey, base)
 	}
 	fmt.Fprintf(w, "Mailroom is serving %s\n", base)

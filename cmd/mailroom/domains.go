@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/dns"
+)
+
+// domainFlags are the operator's settings for sending domains: which DNS
+// server to ask, and what the records customers publish must say.
+type domainFlags struct {
+	dnsServer      string
+	spfMechanisms  string
+	mxHost         string
+	sendingIPs     string
+	returnPathName string
+}
+
+func (f *domainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dnsServer, "dns-server", "", "the DNS server (HOST:PORT) for MX lookups and domain checks (default: the system's)")
+	fs.StringVar(&f.spfMechanisms, "spf-mechanisms", "", `the SPF mechanisms customers publish to authorise this service's sending hosts (default "a:<hostname>")`)
+	fs.StringVar(&f.mxHost, "mx-host", "", "the host that receives bounces, named in customers' return-path MX (default: --hostname)")
+	fs.StringVar(&f.sendingIPs, "sending-ips", "", "comma-separated IPs mail leaves from, which customers' SPF must authorise (default: the addresses of --hostname)")
+	fs.StringVar(&f.returnPathName, "return-path-label", mailroom.DefaultReturnPathLabel, "the bounce subdomain's label: <label>.<customer domain>")
+}
+
+// service builds the domains service on hostname's defaults.
+func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*mailroom.Domains, error) {
+	settings := mailroom.DefaultRecordSettings(hostname)
+	settings.ReturnPathLabel = f.returnPathName
+	if f.spfMechanisms != "" {
+		settings.SPFInclude = f.spfMechanisms
+	}
+	if f.mxHost != "" {
+		settings.MXHost = strings.TrimSuffix(strings.ToLower(f.mxHost), ".")
+	}
+	var ips []net.IP
+	for _, s := range strings.Split(f.sendingIPs, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return nil, usageError{fmt.Sprintf("--sending-ips: %q is not an IP address", s)}
+		}
+		ips = append(ips, ip)
+	}
+	if f.dnsServer != "" {
+		if _, _, err := net.SplitHostPort(f.dnsServer); err != nil {
+			return nil, usageError{fmt.Sprintf("--dns-server must be HOST:PORT: %v", err)}
+		}
+	}
+	return &mailroom.Domains{
+		Store: store,
+		Checker: &dns.Checker{
+			Resolver:    &dns.Resolver{Server: f.dnsServer, Timeout: 5 * time.Second},
+			SendingIPs:  ips,
+			SendingHost: hostname,
+			MXHost:      settings.MXHost,
+		},
+		Sealer:   seal,
+		Settings: settings,
+		Now:      time.Now,
+		Log:      log,
+	}, nil
+}
