@@ -1,6 +1,8 @@
 package sealer
 
 import (
+	"github.com/mailroom/mailroom/atomicfile"
+
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -72,7 +74,7 @@ func createKeyFile(path string) (key []byte, created bool, err error) {
 	key = make([]byte, KeySize)
 	rand.Read(key) // never fails; see Seal
 	text := []byte(base64.StdEncoding.EncodeToString(key) + "\n")
-	err = writeFileExclusive(path, text, 0o600)
+	err = atomicfile.CreateExclusive(path, text, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		key, err = readKeyFile(path)
 		return key, false, err

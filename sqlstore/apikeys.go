@@ -52,12 +52,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p mailroom.Pa
 	if err != nil {
 		return nil, "", s.wrap(err, "list api keys")
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[limit-1]
-		next = cursor{at: micros(last.CreatedAt), id: last.KeyID}.String()
-	}
+	out, next := trimPage(out, limit, func(x *mailroom.APIKey) cursor { return cursor{at: micros(x.CreatedAt), id: x.KeyID} })
 	return out, next, nil
 }
 

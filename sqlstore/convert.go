@@ -72,3 +72,13 @@ func pageLimit(p mailroom.Page) int {
 	}
 	return min(n, mailroom.MaxPageLimit)
 }
+
+// trimPage cuts items (queried with pageLimit+1) to limit and returns the
+// cursor of the next page, "" when there is none.
+func trimPage[T any](items []T, limit int, key func(T) cursor) ([]T, string) {
+	if len(items) <= limit {
+		return items, ""
+	}
+	items = items[:limit]
+	return items, key(items[limit-1]).String()
+}

@@ -58,11 +58,7 @@ func (s *Store) ListDomains(ctx context.Context, accountID string, p mailroom.Pa
 	if err != nil {
 		return nil, "", s.wrap(err, "list domains")
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		next = cursor{at: micros(out[limit-1].CreatedAt), id: out[limit-1].ID}.String()
-	}
+	out, next := trimPage(out, limit, func(x *mailroom.Domain) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
 	return out, next, nil
 }
 

@@ -31,11 +31,7 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, p mailroom.Pag
 	if err != nil {
 		return nil, "", s.wrap(err, "list events")
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		next = cursor{at: micros(out[limit-1].CreatedAt), id: out[limit-1].ID}.String()
-	}
+	out, next := trimPage(out, limit, func(x *mailroom.Event) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
 	return out, next, nil
 }
 

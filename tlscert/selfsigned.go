@@ -1,6 +1,8 @@
 package tlscert
 
 import (
+	"github.com/mailroom/mailroom/atomicfile"
+
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -120,10 +122,10 @@ func createSelfSigned(dataDir, hostname string, now time.Time) (tls.Certificate,
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return tls.Certificate{}, fmt.Errorf("tlscert: %w", err)
 	}
-	if err := writeFileAtomic(keyPath(dataDir), keyPEM, 0o600); err != nil {
+	if err := atomicfile.Replace(keyPath(dataDir), keyPEM, 0o600); err != nil {
 		return tls.Certificate{}, fmt.Errorf("tlscert: writing self-signed key: %w", err)
 	}
-	if err := writeFileAtomic(CertPath(dataDir), certPEM, 0o644); err != nil {
+	if err := atomicfile.Replace(CertPath(dataDir), certPEM, 0o644); err != nil {
 		return tls.Certificate{}, fmt.Errorf("tlscert: writing self-signed certificate: %w", err)
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/atomicfile"
 )
 
 const (
@@ -76,9 +76,5 @@ func usableDevKey(ctx context.Context, s mailroom.Store, acct *mailroom.Account,
 }
 
 func writeDevKey(path, key string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(key+"\n"), 0o600); err != nil {
-		return err
-	}
-	return errors.Join(os.Chmod(tmp, 0o600), os.Rename(tmp, path))
+	return atomicfile.Replace(path, []byte(key+"\n"), 0o600)
 }
