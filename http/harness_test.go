@@ -2,8 +2,8 @@ package http_test
 
 import (
 	"context"
-	"log/slog"
 	"crypto/rand"
+	"log/slog"
 	"net"
 	"net/http/httptest"
 	"sync"
