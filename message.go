@@ -1,0 +1,120 @@
+package mailroom
+
+import (
+	"time"
+)
+
+// Message is one accepted send (API.md §3, §6): its content, as validated
+// from the request, and its recipients, which are the delivery queue.
+type Message struct {
+	ID        string // "msg_…"
+	AccountID string
+	Status    MessageStatus
+
+	From     Address
+	To       []Address
+	Cc       []Address
+	Bcc      []Address
+	ReplyTo  []Address
+	Subject  string
+	Category Category
+	HTML     string
+	// Text is the plain-text part; generated from HTML when only HTML was
+	// given.
+	Text        string
+	Headers     []Header
+	Attachments []Attachment
+	Tags        map[string]string
+
+	// Domain is the sending domain: From's domain, which signs the mail.
+	Domain string
+	// MessageIDHeader is the RFC 5322 Message-ID, without angle brackets,
+	// fixed at accept time so that retries and the log show one id.
+	MessageIDHeader string
+
+	IdempotencyKey string
+	// RequestDigest is the SHA-256 of the canonical request, to tell a
+	// retry (same digest) from a reuse of the key (another digest).
+	RequestDigest []byte
+
+	CreatedAt   time.Time
+	ScheduledAt *time.Time
+
+	Recipients []*Recipient
+}
+
+// Address is a mailbox: an optional display name and the address, whose
+// domain is in A-labels (ASCII) so that SMTP and DNS can use it as it is.
+type Address struct {
+	Name    string `json:"name,omitempty"`
+	Address string `json:"address"`
+}
+
+// Domain is the part after the last '@', lower case.
+func (a Address) Domain() string {
+	for i := len(a.Address) - 1; i >= 0; i-- {
+		if a.Address[i] == '@' {
+			return toLowerASCII(a.Address[i+1:])
+		}
+	}
+	return ""
+}
+
+// Header is an extra header a client asked for.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Attachment is a decoded attachment; ContentID makes it inline.
+type Attachment struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"contentType"`
+	ContentID   string `json:"contentId,omitempty"`
+	Content     []byte `json:"content"`
+}
+
+// Category says whether mail is transactional or marketing (API.md §3).
+type Category string
+
+const (
+	CategoryTransactional Category = "transactional"
+	CategoryMarketing     Category = "marketing"
+)
+
+// RecipientKind says which header named a recipient.
+type RecipientKind string
+
+const (
+	KindTo  RecipientKind = "to"
+	KindCc  RecipientKind = "cc"
+	KindBcc RecipientKind = "bcc"
+)
+
+// Recipient is one address of a message and its delivery state. Each
+// recipient row is also a queue entry: due at DueAt unless finished.
+type Recipient struct {
+	MessageID     string
+	Address       string // the address alone, domain in A-labels
+	Kind          RecipientKind
+	Status        RecipientStatus
+	Attempts      int
+	LastAttemptAt *time.Time
+	NextAttemptAt *time.Time
+	SMTPCode      int
+	SMTPResponse  string
+	MX            string
+}
+
+// Domain is the recipient's domain, which decides where the mail goes.
+func (r *Recipient) Domain() string { return Address{Address: r.Address}.Domain() }
+
+func toLowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,67 @@
+package mailroom
+
+import "context"
+
+// Delivery is one SMTP transaction's worth of work: one message to one or
+// more recipients at one destination domain (DESIGN.md §3: several
+// recipients of one domain in one transaction).
+type Delivery struct {
+	MessageID string
+	// Domain is the recipients' domain, in A-labels: where MX lookups go.
+	Domain string
+	// MailFrom is the envelope sender (RFC 5321 §4.1.1.2), on the bounce
+	// subdomain of the sending domain, with a token that names the message
+	// (and the recipient when there is one).
+	MailFrom   string
+	Recipients []string
+	// Data is the signed RFC 5322 message, sent as it is on every attempt.
+	Data []byte
+}
+
+// Outcome classifies an attempt for one recipient (DESIGN.md §3).
+type Outcome int
+
+const (
+	// Deferred: a 4xx reply, a network error, or anything unclear; the
+	// recipient is retried later.
+	Deferred Outcome = iota
+	// Delivered: the receiving server answered 2xx to the data.
+	Delivered
+	// Bounced: a 5xx reply; permanent.
+	Bounced
+)
+
+// RecipientResult is what happened to one recipient of a Delivery.
+type RecipientResult struct {
+	Recipient string
+	Outcome   Outcome
+	// Code is the SMTP reply code, 0 when no reply came (a network error).
+	Code int
+	// Enhanced is the RFC 3463 status code ("5.1.1"), when the reply had one.
+	Enhanced string
+	// Response is the server's reply text, or what went wrong without one.
+	Response string
+	// MX is the host that answered (or was tried last).
+	MX string
+}
+
+// Transport sends deliveries: straight to recipients' MX hosts, through a
+// relay, or into capture (package smtp). It is safe for concurrent use and
+// returns one result per recipient of d, in order.
+type Transport interface {
+	Deliver(ctx context.Context, d *Delivery) []RecipientResult
+	Close() error
+}
+
+// DKIMKey is what signing needs of a sending domain.
+type DKIMKey struct {
+	Domain   string
+	Selector string
+	// PrivateKeyPKCS8 is the opened (not sealed) RSA private key.
+	PrivateKeyPKCS8 []byte
+}
+
+// Composer renders a message as signed RFC 5322 bytes (package compose).
+type Composer interface {
+	Compose(m *Message, key DKIMKey) ([]byte, error)
+}
