@@ -14,6 +14,9 @@ type Event struct {
 	AccountID string
 	Type      string
 	CreatedAt time.Time
+	// MessageID and Recipient place an email event on a message's timeline.
+	MessageID string
+	Recipient string
 	// Data is the event's JSON payload, as webhooks send it in "data".
 	Data json.RawMessage
 }

@@ -16,6 +16,7 @@ type Store interface {
 	APIKeyStore
 	DomainStore
 	EventStore
+	MessageStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

@@ -77,6 +77,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 var engine = sqlstore.Engine{
 	Name:       "postgres",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	Committers: 4,
 	IsUniqueViolation: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"

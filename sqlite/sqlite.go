@@ -113,7 +113,8 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 }
 
 var engine = sqlstore.Engine{
-	Name: "sqlite",
+	Name:       "sqlite",
+	Committers: 1,
 	IsUniqueViolation: func(err error) bool {
 		var e *sqlite.Error
 		return errors.As(err, &e) &&

@@ -9,8 +9,9 @@ import (
 
 // insertEvent writes e inside the transaction of the change it describes.
 func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (id, account_id, type, data, created_at)
-		VALUES ($1, $2, $3, $4, $5)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt))
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt),
+		nullString(e.MessageID), nullString(e.Recipient))
 	return s.wrap(err, "insert event")
 }
 
@@ -22,7 +23,7 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, p mailroom.Pag
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT id, account_id, type, data, created_at FROM events
+	rows, err := s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE account_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, after.id, limit+1)
 	if err != nil {
 		return nil, "", s.wrap(err, "list events")
@@ -35,14 +36,26 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, p mailroom.Pag
 	return out, next, nil
 }
 
+const eventColumns = `id, account_id, type, data, created_at, message_id, recipient`
+
 func scanEvent(row scanner) (*mailroom.Event, error) {
 	var e mailroom.Event
 	var data string
 	var created int64
-	if err := row.Scan(&e.ID, &e.AccountID, &e.Type, &data, &created); err != nil {
+	var msg, rcpt sql.NullString
+	if err := row.Scan(&e.ID, &e.AccountID, &e.Type, &data, &created, &msg, &rcpt); err != nil {
 		return nil, err
 	}
+	e.MessageID, e.Recipient = msg.String, rcpt.String
 	e.Data = []byte(data)
 	e.CreatedAt = fromMicros(created)
 	return &e, nil
+}
+
+// nullString stores "" as NULL, so that partial indexes skip it.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -28,6 +28,9 @@ type Engine struct {
 	// UPDATE SKIP LOCKED" on PostgreSQL, so nodes claim side by side; empty
 	// on SQLite, whose single writer already makes a claim atomic.
 	SkipLocked string
+	// Committers is how many group-commit transactions may run at once:
+	// 1 for SQLite (one writer), a few for PostgreSQL.
+	Committers int
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
@@ -40,15 +43,18 @@ type Store struct {
 	// SQLITE_BUSY; on PostgreSQL it is the same pool as read.
 	write *sql.DB
 	// read serves queries that change nothing.
-	read   *sql.DB
-	engine Engine
+	read      *sql.DB
+	engine    Engine
+	committer *committer
 }
 
 var _ mailroom.Store = (*Store)(nil)
 
 // New returns a store over already migrated databases.
 func New(write, read *sql.DB, engine Engine) *Store {
-	return &Store{write: write, read: read, engine: engine}
+	s := &Store{write: write, read: read, engine: engine}
+	s.committer = newCommitter(s, max(1, engine.Committers))
+	return s
 }
 
 // EngineName is "sqlite" or "postgres".
@@ -64,6 +70,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	s.committer.close()
 	err := s.write.Close()
 	if s.read != s.write {
 		err = errors.Join(err, s.read.Close())

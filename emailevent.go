@@ -1,0 +1,74 @@
+package mailroom
+
+import "time"
+
+// Email event types (API.md §8), written with the state change they tell of.
+const (
+	EventEmailQueued     = "email.queued"
+	EventEmailScheduled  = "email.scheduled"
+	EventEmailDelivered  = "email.delivered"
+	EventEmailDeferred   = "email.deferred"
+	EventEmailBounced    = "email.bounced"
+	EventEmailFailed     = "email.failed"
+	EventEmailSuppressed = "email.suppressed"
+	EventEmailComplained = "email.complained"
+	EventEmailCanceled   = "email.canceled"
+)
+
+// EmailEventData is the "data" of an email event (API.md §8).
+type EmailEventData struct {
+	MessageID    string            `json:"messageId"`
+	Recipient    string            `json:"recipient"`
+	From         string            `json:"from"`
+	Subject      string            `json:"subject"`
+	Tags         map[string]string `json:"tags"`
+	SMTPCode     int               `json:"smtpCode,omitempty"`
+	SMTPResponse string            `json:"smtpResponse,omitempty"`
+	MX           string            `json:"mx,omitempty"`
+	// BounceType is "hard" for a permanent mailbox failure (5.1.x), "soft"
+	// for other bounces.
+	BounceType string `json:"bounceType,omitempty"`
+	Attempt    int    `json:"attempt"`
+}
+
+// NewEmailEvent makes the event typ for recipient r of message m.
+func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *Event {
+	tags := m.Tags
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	data := EmailEventData{
+		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
+		SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Attempt: r.Attempts,
+	}
+	if typ == EventEmailBounced {
+		data.BounceType = "soft"
+		if IsHardBounce(r.SMTPCode, r.SMTPResponse) {
+			data.BounceType = "hard"
+		}
+	}
+	ev, err := NewEvent(m.AccountID, typ, data, now)
+	if err != nil {
+		panic("marshal email event: " + err.Error()) // a struct of strings and ints always marshals
+	}
+	ev.MessageID, ev.Recipient = m.ID, r.Address
+	return ev
+}
+
+// MessageSummary is what events and the delivery worker need of a message
+// without its content.
+type MessageSummary struct {
+	ID        string
+	AccountID string
+	From      string // the address alone
+	Subject   string
+	Tags      map[string]string
+	Domain    string
+	CreatedAt time.Time
+}
+
+// Summary returns m's summary.
+func (m *Message) Summary() *MessageSummary {
+	return &MessageSummary{ID: m.ID, AccountID: m.AccountID, From: m.From.Address, Subject: m.Subject,
+		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt}
+}

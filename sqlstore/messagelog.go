@@ -1,0 +1,173 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mailroom/mailroom"
+)
+
+const messageColumns = `id, account_id, status, subject, category, domain, idempotency_key, content, created_at, scheduled_at, raw`
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// messageRow reads one message (content and raw bytes) by a WHERE clause.
+func (s *Store) messageRow(ctx context.Context, q querier, where string, args ...any) (*mailroom.Message, []byte, error) {
+	var raw []byte
+	m, err := scanMessage(q.QueryRowContext(ctx, `SELECT `+messageColumns+` FROM messages `+where, args...), &raw)
+	return m, raw, err
+}
+
+func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
+	var m mailroom.Message
+	var status, category, content string
+	var key sql.NullString
+	var created int64
+	var scheduled sql.NullInt64
+	var rawDst any = new([]byte)
+	if raw != nil {
+		rawDst = raw
+	}
+	if err := row.Scan(&m.ID, &m.AccountID, &status, &m.Subject, &category, &m.Domain, &key, &content,
+		&created, &scheduled, rawDst); err != nil {
+		return nil, err
+	}
+	if err := decodeContent(content, &m); err != nil {
+		return nil, fmt.Errorf("message %s content: %w", m.ID, err)
+	}
+	m.Status, m.Category, m.IdempotencyKey = mailroom.MessageStatus(status), mailroom.Category(category), key.String
+	m.CreatedAt, m.ScheduledAt = fromMicros(created), fromNullMicros(scheduled)
+	return &m, nil
+}
+
+// Message returns an account's message with its recipients and timeline.
+func (s *Store) Message(ctx context.Context, accountID, id string) (*mailroom.Message, []*mailroom.Event, error) {
+	m, _, err := s.messageRow(ctx, s.read, `WHERE id = $1 AND account_id = $2`, id, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
+	}
+	if err != nil {
+		return nil, nil, s.wrap(err, "find message")
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
+		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id = $1`, id)
+	if err != nil {
+		return nil, nil, s.wrap(err, "message recipients")
+	}
+	if m.Recipients, err = collect(rows, scanRecipient); err != nil {
+		return nil, nil, s.wrap(err, "message recipients")
+	}
+	rows, err = s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, nil, s.wrap(err, "message events")
+	}
+	events, err := collect(rows, scanEvent)
+	return m, events, s.wrap(err, "message events")
+}
+
+func scanRecipient(row scanner) (*mailroom.Recipient, error) {
+	var r mailroom.Recipient
+	var kind, status string
+	var last, next, code sql.NullInt64
+	var resp, mx sql.NullString
+	if err := row.Scan(&r.MessageID, &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx); err != nil {
+		return nil, err
+	}
+	r.Kind, r.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
+	r.LastAttemptAt, r.NextAttemptAt = fromNullMicros(last), fromNullMicros(next)
+	r.SMTPCode, r.SMTPResponse, r.MX = int(code.Int64), resp.String, mx.String
+	return &r, nil
+}
+
+// ListMessages lists an account's messages newest first, filtered. Each
+// filter is served by an index that leads with the account: status and
+// from by their own, to through recipients_by_address, tags through
+// message_tags_lookup; ids sort by creation time, so paging and since/until
+// ride the primary order.
+func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.MessageFilter, p mailroom.Page) ([]*mailroom.Message, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	where := []string{"account_id = $1"}
+	args := []any{accountID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
+	}
+	if after.id != "" {
+		add("id < ?", after.id)
+	}
+	if f.Status != "" {
+		add("status = ?", string(f.Status))
+	}
+	if f.From != "" {
+		add("from_address = ?", f.From)
+	}
+	if f.Category != "" {
+		add("category = ?", string(f.Category))
+	}
+	if f.Since != nil {
+		add("created_at >= ?", micros(*f.Since))
+	}
+	if f.Until != nil {
+		add("created_at < ?", micros(*f.Until))
+	}
+	if f.To != "" {
+		args = append(args, f.To)
+		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM recipients WHERE account_id = $1 AND address = $%d)", len(args)))
+	}
+	if f.TagKey != "" {
+		args = append(args, f.TagKey, f.TagValue)
+		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM message_tags WHERE account_id = $1 AND key = $%d AND value = $%d)", len(args)-1, len(args)))
+	}
+	args = append(args, limit+1)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE `+
+		strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY id DESC LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, "", s.wrap(err, "list messages")
+	}
+	out, err := collect(rows, func(r scanner) (*mailroom.Message, error) { return scanMessage(r, nil) })
+	if err != nil {
+		return nil, "", s.wrap(err, "list messages")
+	}
+	if err := s.attachRecipients(ctx, out); err != nil {
+		return nil, "", err
+	}
+	out, next := trimPage(out, limit, func(x *mailroom.Message) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
+	return out, next, nil
+}
+
+// attachRecipients fills the recipients of listed messages in one query.
+func (s *Store) attachRecipients(ctx context.Context, ms []*mailroom.Message) error {
+	if len(ms) == 0 {
+		return nil
+	}
+	byID := map[string]*mailroom.Message{}
+	args := make([]any, len(ms))
+	marks := make([]string, len(ms))
+	for i, m := range ms {
+		byID[m.ID] = m
+		args[i] = m.ID
+		marks[i] = fmt.Sprintf("$%d", i+1)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
+		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return s.wrap(err, "list recipients")
+	}
+	rs, err := collect(rows, scanRecipient)
+	if err != nil {
+		return s.wrap(err, "list recipients")
+	}
+	for _, r := range rs {
+		byID[r.MessageID].Recipients = append(byID[r.MessageID].Recipients, r)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/mailroom/mailroom"
+)
+
+const suppressionColumns = `account_id, address, reason, message_id, created_at`
+
+// AddSuppression adds an address, or returns the entry already there.
+func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
+	var out *mailroom.Suppression
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = s.addSuppression(ctx, tx, sup)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO suppressions (`+suppressionColumns+`) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (account_id, address) DO NOTHING`,
+		sup.AccountID, sup.Address, string(sup.Reason), nullString(sup.MessageID), micros(sup.CreatedAt)); err != nil {
+		return nil, s.wrap(err, "add suppression")
+	}
+	out, err := scanSuppression(tx.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
+		WHERE account_id = $1 AND address = $2`, sup.AccountID, sup.Address))
+	return out, s.wrap(err, "add suppression")
+}
+
+// Suppression finds one entry.
+func (s *Store) Suppression(ctx context.Context, accountID, address string) (*mailroom.Suppression, error) {
+	out, err := scanSuppression(s.read.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
+		WHERE account_id = $1 AND address = $2`, accountID, address))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "%s is not suppressed.", address)
+	}
+	return out, s.wrap(err, "find suppression")
+}
+
+// ListSuppressions lists an account's entries, newest first.
+func (s *Store) ListSuppressions(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Suppression, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
+		WHERE account_id = $1 AND (created_at < $2 OR (created_at = $2 AND address < $3))
+		ORDER BY created_at DESC, address DESC LIMIT $4`, accountID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list suppressions")
+	}
+	out, err := collect(rows, scanSuppression)
+	if err != nil {
+		return nil, "", s.wrap(err, "list suppressions")
+	}
+	out, next := trimPage(out, limit, func(x *mailroom.Suppression) cursor { return cursor{at: micros(x.CreatedAt), id: x.Address} })
+	return out, next, nil
+}
+
+// DeleteSuppression removes an entry: the address may be sent to again.
+func (s *Store) DeleteSuppression(ctx context.Context, accountID, address string) error {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2`, accountID, address)
+	if err != nil {
+		return s.wrap(err, "delete suppression")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return mailroom.Errorf(mailroom.ECodeNotFound, "%s is not suppressed.", address)
+	}
+	return nil
+}
+
+func scanSuppression(row scanner) (*mailroom.Suppression, error) {
+	var sup mailroom.Suppression
+	var reason string
+	var msg sql.NullString
+	var created int64
+	if err := row.Scan(&sup.AccountID, &sup.Address, &reason, &msg, &created); err != nil {
+		return nil, err
+	}
+	sup.Reason, sup.MessageID, sup.CreatedAt = mailroom.SuppressionReason(reason), msg.String, fromMicros(created)
+	return &sup, nil
+}
