@@ -41,6 +41,19 @@ func (s *Server) routes() http.Handler {
 	})
 	handle("/v1/domains/{domain}/verify", methods{"POST": s.authed(mailroom.ScopeDomains, s.verifyDomain)})
 
+	handle("/v1/send", methods{"POST": s.authed(mailroom.ScopeSend, s.send)})
+	handle("/v1/messages", methods{"GET": s.authed(mailroom.ScopeSend, s.listMessages)})
+	handle("/v1/messages/{messageId}", methods{"GET": s.authed(mailroom.ScopeSend, s.getMessage)})
+	handle("/v1/messages/{messageId}/raw", methods{"GET": s.authed(mailroom.ScopeSend, s.getRawMessage)})
+	handle("/v1/suppressions", methods{
+		"GET":  s.authed(mailroom.ScopeSend, s.listSuppressions),
+		"POST": s.authed(mailroom.ScopeSend, s.addSuppression),
+	})
+	handle("/v1/suppressions/{address}", methods{
+		"GET":    s.authed(mailroom.ScopeSend, s.getSuppression),
+		"DELETE": s.authed(mailroom.ScopeSend, s.deleteSuppression),
+	})
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})

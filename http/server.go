@@ -17,10 +17,12 @@ import (
 // Server holds what the API handlers need. Build it with its fields set,
 // then call Handler once.
 type Server struct {
-	Store   mailroom.Store
-	Auth    *mailroom.Authenticator
-	Domains *mailroom.Domains
-	Log     *slog.Logger
+	Store     mailroom.Store
+	Auth      *mailroom.Authenticator
+	Domains   *mailroom.Domains
+	Sender    *mailroom.Sender
+	Deliverer *mailroom.Deliverer
+	Log       *slog.Logger
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// Now is the clock; nil means time.Now.

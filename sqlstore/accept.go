@@ -34,7 +34,7 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 	for i, r := range m.Recipients {
 		r.MessageID = m.ID
 		r.Status = firstState
-		if suppressed[r.Address] {
+		if suppressed[mailroom.AddressKey(r.Address)] {
 			r.Status = mailroom.RecipientSuppressed
 		}
 		states[i] = r.Status
@@ -115,7 +115,7 @@ func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, m *mailroom.Mes
 	args := []any{m.AccountID}
 	marks := make([]string, len(m.Recipients))
 	for i, r := range m.Recipients {
-		args = append(args, r.Address)
+		args = append(args, mailroom.AddressKey(r.Address))
 		marks[i] = "$" + strconv.Itoa(i+2)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT address FROM suppressions WHERE account_id = $1

@@ -10,6 +10,9 @@ import (
 
 const suppressionColumns = `account_id, address, reason, message_id, created_at`
 
+// Suppressed addresses are kept as mailroom.AddressKey (lower case): the
+// list matches an address whatever its case.
+
 // AddSuppression adds an address, or returns the entry already there.
 func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
 	var out *mailroom.Suppression
@@ -22,6 +25,9 @@ func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (
 }
 
 func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
+	c := *sup
+	c.Address = mailroom.AddressKey(sup.Address)
+	sup = &c
 	if _, err := tx.ExecContext(ctx, `INSERT INTO suppressions (`+suppressionColumns+`) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (account_id, address) DO NOTHING`,
 		sup.AccountID, sup.Address, string(sup.Reason), nullString(sup.MessageID), micros(sup.CreatedAt)); err != nil {
@@ -34,6 +40,7 @@ func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Su
 
 // Suppression finds one entry.
 func (s *Store) Suppression(ctx context.Context, accountID, address string) (*mailroom.Suppression, error) {
+	address = mailroom.AddressKey(address)
 	out, err := scanSuppression(s.read.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
 		WHERE account_id = $1 AND address = $2`, accountID, address))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -65,6 +72,7 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, p mailro
 
 // DeleteSuppression removes an entry: the address may be sent to again.
 func (s *Store) DeleteSuppression(ctx context.Context, accountID, address string) error {
+	address = mailroom.AddressKey(address)
 	res, err := s.write.ExecContext(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2`, accountID, address)
 	if err != nil {
 		return s.wrap(err, "delete suppression")

@@ -1,0 +1,267 @@
+package mailroom
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Deliverer is the delivery worker (DESIGN.md §2): it claims due
+// recipients, groups them by message and destination domain, composes and
+// signs each message once (retries send the stored bytes), hands the
+// deliveries to the Transport and records every outcome with its event.
+type Deliverer struct {
+	Store     MessageStore
+	Domains   *Domains
+	Composer  Composer
+	Transport Transport
+	Now       func() time.Time
+	Log       *slog.Logger
+
+	// RetryMinDelay is the first retry's delay; it doubles with each
+	// attempt (with ±20% jitter) up to MaxRetryDelay.
+	RetryMinDelay time.Duration
+	MaxRetryDelay time.Duration
+	// RetryWindow is how long after it was first queued a recipient is
+	// retried before it fails.
+	RetryWindow time.Duration
+	// Lease is how long a claim holds recipients: longer than any SMTP
+	// exchange, so that nothing is sent twice while its node lives.
+	Lease time.Duration
+	// Workers claim and deliver side by side; each claims up to Batch.
+	Workers int
+	Batch   int
+	// Poll is how often an idle worker looks for due work that another
+	// node queued or whose retry time came.
+	Poll time.Duration
+
+	wakeOnce sync.Once
+	wake     chan struct{}
+}
+
+func (d *Deliverer) init() {
+	d.wakeOnce.Do(func() { d.wake = make(chan struct{}, 1) })
+}
+
+// Wake tells idle workers that work is due now.
+func (d *Deliverer) Wake() {
+	d.init()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends.
+func (d *Deliverer) Run(ctx context.Context) {
+	d.init()
+	var wg sync.WaitGroup
+	for range max(1, d.Workers) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				n, err := d.DeliverDue(ctx)
+				if err != nil && ctx.Err() == nil {
+					d.Log.Warn("delivery pass failed", "err", err)
+				}
+				if n > 0 && err == nil {
+					continue // more may be due
+				}
+				select {
+				case <-ctx.Done():
+				case <-d.wake:
+					d.Wake() // pass it on to the next idle worker
+				case <-time.After(d.Poll):
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// DeliverDue claims one batch of due recipients, delivers them and records
+// the outcomes; it returns how many it claimed.
+func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
+	claimed, err := d.Store.ClaimDueRecipients(ctx, d.Now().UTC(), d.Lease, max(1, d.Batch))
+	if err != nil || len(claimed) == 0 {
+		return 0, err
+	}
+	type groupKey struct{ message, domain string }
+	groups := map[groupKey][]*QueuedRecipient{}
+	var order []groupKey
+	for _, q := range claimed {
+		k := groupKey{q.MessageID, q.Domain()}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], q)
+	}
+	var mu sync.Mutex
+	var attempts []*Attempt
+	var wg sync.WaitGroup
+	for _, k := range order {
+		wg.Go(func() {
+			got := d.deliverGroup(ctx, groups[k])
+			mu.Lock()
+			attempts = append(attempts, got...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	// One transaction records the whole batch. If it fails the claims'
+	// leases run out and the recipients are delivered again: at least
+	// once, never lost.
+	return len(claimed), d.Store.RecordAttempts(context.WithoutCancel(ctx), attempts)
+}
+
+// deliverGroup sends one message to its recipients at one domain.
+func (d *Deliverer) deliverGroup(ctx context.Context, group []*QueuedRecipient) []*Attempt {
+	first := group[0]
+	raw, returnPath, err := d.signed(ctx, first.Message)
+	if err != nil {
+		return d.unsendable(group, err)
+	}
+	delivery := &Delivery{
+		MessageID: first.MessageID,
+		Domain:    first.Domain(),
+		MailFrom:  envelopeSender(first.MessageID, returnPath, group),
+		Data:      raw,
+	}
+	for _, q := range group {
+		delivery.Recipients = append(delivery.Recipients, q.Address)
+	}
+	results := d.Transport.Deliver(ctx, delivery)
+	out := make([]*Attempt, len(group))
+	for i, q := range group {
+		res := RecipientResult{Recipient: q.Address, Outcome: Deferred, Response: "no result from the transport"}
+		if i < len(results) {
+			res = results[i]
+		}
+		out[i] = d.outcome(q, res)
+	}
+	return out
+}
+
+// signed returns the message's stored signed bytes, composing and signing
+// them first if this is its first attempt, and its return-path domain.
+func (d *Deliverer) signed(ctx context.Context, sum *MessageSummary) ([]byte, string, error) {
+	domain, err := d.Domains.Store.Domain(ctx, sum.AccountID, sum.Domain)
+	if err != nil {
+		return nil, "", err
+	}
+	m, raw, err := d.Store.MessageForDelivery(ctx, sum.ID)
+	if err != nil || raw != nil {
+		return raw, domain.ReturnPathDomain, err
+	}
+	raw, err = d.Compose(m, domain)
+	if err != nil {
+		return nil, "", err
+	}
+	raw, err = d.Store.SaveRaw(ctx, m.ID, raw)
+	return raw, domain.ReturnPathDomain, err
+}
+
+// Compose renders and signs m with its domain's DKIM key.
+func (d *Deliverer) Compose(m *Message, domain *Domain) ([]byte, error) {
+	key, err := d.Domains.DKIMPrivateKey(domain)
+	if err != nil {
+		return nil, err
+	}
+	return d.Composer.Compose(m, DKIMKey{Domain: domain.Name, Selector: domain.DKIMSelector, PrivateKeyPKCS8: key})
+}
+
+// unsendable records that a group could not be attempted: the sending
+// domain was removed (permanent) or storage failed (temporary).
+func (d *Deliverer) unsendable(group []*QueuedRecipient, err error) []*Attempt {
+	res := RecipientResult{Outcome: Deferred, Response: "could not prepare the message: " + ErrorCode(err)}
+	if IsCode(err, ECodeNotFound) {
+		res = RecipientResult{Outcome: Bounced, Response: "the sending domain was removed from the account before delivery"}
+	}
+	d.Log.Warn("could not prepare a message for delivery", "message_id", group[0].MessageID, "err", err)
+	out := make([]*Attempt, len(group))
+	for i, q := range group {
+		res.Recipient = q.Address
+		out[i] = d.outcome(q, res)
+	}
+	return out
+}
+
+// outcome turns a result into the recipient's next state and its event.
+func (d *Deliverer) outcome(q *QueuedRecipient, res RecipientResult) *Attempt {
+	now := d.Now().UTC()
+	r := q.Recipient
+	r.Attempts++
+	r.LastAttemptAt = &now
+	r.NextAttemptAt = nil
+	r.SMTPCode, r.SMTPResponse, r.MX = res.Code, res.Response, res.MX
+	a := &Attempt{Recipient: &r, Message: q.Message}
+	var typ string
+	switch res.Outcome {
+	case Delivered:
+		r.Status, typ = RecipientDelivered, EventEmailDelivered
+	case Bounced:
+		r.Status, typ = RecipientBounced, EventEmailBounced
+		if IsHardBounce(res.Code, res.Enhanced+" "+res.Response) {
+			a.Suppress = &Suppression{AccountID: q.Message.AccountID, Address: r.Address,
+				Reason: SuppressedHardBounce, MessageID: r.MessageID, CreatedAt: now}
+		}
+	default:
+		next := now.Add(d.retryDelay(r.Attempts))
+		if next.After(q.QueuedAt.Add(d.RetryWindow)) {
+			r.Status, typ = RecipientFailed, EventEmailFailed
+		} else {
+			r.Status, typ = RecipientDeferred, EventEmailDeferred
+			r.NextAttemptAt, a.DueAt = &next, &next
+		}
+	}
+	a.Event = NewEmailEvent(q.Message, &r, typ, now)
+	return a
+}
+
+// retryDelay is the wait before attempt n+1: RetryMinDelay doubled for each
+// attempt after the first, capped, with ±20% jitter so that recipients
+// deferred together do not return together. Computed in float seconds, so
+// large attempt counts cannot overflow.
+func (d *Deliverer) retryDelay(attempts int) time.Duration {
+	secs := d.RetryMinDelay.Seconds() * math.Pow(2, float64(max(0, attempts-1)))
+	if limit := d.MaxRetryDelay.Seconds(); limit > 0 && secs > limit {
+		secs = limit
+	}
+	secs *= 0.8 + 0.4*rand.Float64()
+	return time.Duration(secs * float64(time.Second))
+}
+
+// envelopeSender is the MAIL FROM of a delivery (VERP): on the sending
+// domain's bounce subdomain, with a token naming the message and, for a
+// delivery to one recipient (the common case), that recipient, so that a
+// later bounce can be matched without parsing its body. A delivery to
+// several recipients at one domain shares one transaction, and its DSN
+// names the recipient in Final-Recipient (RFC 3464 §2.3.2).
+func envelopeSender(messageID, returnPath string, group []*QueuedRecipient) string {
+	token := strings.TrimPrefix(messageID, PrefixMessage)
+	if len(group) == 1 {
+		sum := sha256.Sum256([]byte(strings.ToLower(group[0].Address)))
+		token += "-" + hex.EncodeToString(sum[:4])
+	}
+	return "b-" + token + "@" + returnPath
+}
+
+// Raw returns the signed bytes of an account's message: those stored, or,
+// before its first attempt, composed and stored now, so that what the log
+// shows is exactly what will be sent.
+func (d *Deliverer) Raw(ctx context.Context, accountID, messageID string) ([]byte, error) {
+	m, _, err := d.Store.Message(ctx, accountID, messageID)
+	if err != nil {
+		return nil, err
+	}
+	raw, _, err := d.signed(ctx, m.Summary())
+	if IsCode(err, ECodeNotFound) {
+		return nil, Errorf(ECodeInvalidState, "The message was never composed, and its sending domain has been removed.")
+	}
+	return raw, err
+}

@@ -1,0 +1,221 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// messageJSON is a message of the email log (API.md §6).
+type messageJSON struct {
+	ID             string            `json:"id"`
+	Status         string            `json:"status"`
+	From           string            `json:"from"`
+	To             []string          `json:"to"`
+	Cc             []string          `json:"cc"`
+	Bcc            []string          `json:"bcc"`
+	ReplyTo        []string          `json:"replyTo"`
+	Subject        string            `json:"subject"`
+	Category       string            `json:"category"`
+	Tags           map[string]string `json:"tags"`
+	Template       *string           `json:"template"`
+	IdempotencyKey *string           `json:"idempotencyKey"`
+	CreatedAt      string            `json:"createdAt"`
+	ScheduledAt    *string           `json:"scheduledAt"`
+	Recipients     []recipientJSON   `json:"recipients"`
+	// Events is the timeline, in GET /v1/messages/{id} only.
+	Events []eventJSON `json:"events,omitempty"`
+}
+
+type recipientJSON struct {
+	Address       string  `json:"address"`
+	Status        string  `json:"status"`
+	Attempts      int     `json:"attempts"`
+	LastAttemptAt *string `json:"lastAttemptAt"`
+	NextAttemptAt *string `json:"nextAttemptAt"`
+	SMTPCode      *int    `json:"smtpCode"`
+	SMTPResponse  *string `json:"smtpResponse"`
+	MX            *string `json:"mx"`
+}
+
+type eventJSON struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"createdAt"`
+	Recipient string          `json:"recipient,omitempty"`
+	Detail    json.RawMessage `json:"detail"`
+}
+
+func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
+	out := messageJSON{
+		ID: m.ID, Status: string(m.Status), From: formatAddress(m.From),
+		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
+		Subject: m.Subject, Category: string(m.Category), Tags: m.Tags,
+		CreatedAt: timestamp(m.CreatedAt), ScheduledAt: optTimestamp(m.ScheduledAt),
+	}
+	if out.Tags == nil {
+		out.Tags = map[string]string{}
+	}
+	if m.IdempotencyKey != "" {
+		out.IdempotencyKey = &m.IdempotencyKey
+	}
+	out.Recipients = make([]recipientJSON, len(m.Recipients))
+	for i, r := range m.Recipients {
+		out.Recipients[i] = recipientJSON{
+			Address: r.Address, Status: string(r.Status), Attempts: r.Attempts,
+			LastAttemptAt: optTimestamp(r.LastAttemptAt), NextAttemptAt: optTimestamp(r.NextAttemptAt),
+			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
+		}
+	}
+	for _, e := range events {
+		out.Events = append(out.Events, eventJSON{ID: e.ID, Type: e.Type, CreatedAt: timestamp(e.CreatedAt), Recipient: e.Recipient, Detail: e.Data})
+	}
+	return out
+}
+
+// formatAddress writes an address as clients write it: "Name <addr>", with
+// the name quoted when it holds characters RFC 5322 §3.2.3 calls specials.
+func formatAddress(a mailroom.Address) string {
+	if a.Name == "" {
+		return a.Address
+	}
+	name := a.Name
+	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
+		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+	}
+	return name + " <" + a.Address + ">"
+}
+
+func formatAddresses(as []mailroom.Address) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = formatAddress(a)
+	}
+	return out
+}
+
+func optInt(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// listMessages: GET /v1/messages with the filters of API.md §6.
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
+	page, err := pageParams(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := messageFilter(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	msgs, next, err := s.Store.ListMessages(r.Context(), keyFrom(r.Context()).AccountID, f, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]messageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = toMessageJSON(m, nil)
+	}
+	writeJSON(w, http.StatusOK, newList(out, next))
+}
+
+var messageStatuses = []mailroom.MessageStatus{
+	mailroom.MessageScheduled, mailroom.MessageCanceled, mailroom.MessageQueued, mailroom.MessageDeferred,
+	mailroom.MessageDelivered, mailroom.MessagePartiallyDelivered, mailroom.MessageBounced,
+	mailroom.MessageFailed, mailroom.MessageSuppressed,
+}
+
+// messageFilter reads and checks the log's query parameters.
+func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
+	q := r.URL.Query()
+	var v mailroom.Validator
+	f := mailroom.MessageFilter{Status: mailroom.MessageStatus(q.Get("status")), Category: mailroom.Category(q.Get("category"))}
+	if f.Status != "" && !containsStatus(f.Status) {
+		v.Add("status", "not a message status")
+	}
+	if f.Category != "" && f.Category != mailroom.CategoryTransactional && f.Category != mailroom.CategoryMarketing {
+		v.Add("category", "must be transactional or marketing")
+	}
+	for _, p := range []struct {
+		name string
+		dst  *string
+	}{{"to", &f.To}, {"from", &f.From}} {
+		if raw := q.Get(p.name); raw != "" {
+			a, err := mailroom.ParseAddress(raw)
+			if err != nil {
+				v.Add(p.name, "not an email address")
+				continue
+			}
+			*p.dst = a.Address
+		}
+	}
+	if tag := q.Get("tag"); tag != "" {
+		k, val, ok := strings.Cut(tag, ":")
+		if !ok || k == "" {
+			v.Add("tag", "use tag=key:value")
+		}
+		f.TagKey, f.TagValue = k, val
+	}
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if raw := q.Get(p.name); raw != "" {
+			t, err := time.Parse(time.RFC3339, raw)
+			if err != nil {
+				v.Add(p.name, "must be an RFC 3339 time, such as 2026-11-22T10:00:00Z")
+				continue
+			}
+			*p.dst = &t
+		}
+	}
+	return f, v.Err()
+}
+
+func containsStatus(s mailroom.MessageStatus) bool {
+	for _, x := range messageStatuses {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// getMessage: GET /v1/messages/{messageId}, with recipients and timeline.
+func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
+	m, events, err := s.Store.Message(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("messageId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toMessageJSON(m, events))
+}
+
+// getRawMessage: GET /v1/messages/{messageId}/raw, the exact signed bytes
+// that were (or will be) sent.
+func (s *Server) getRawMessage(w http.ResponseWriter, r *http.Request) {
+	raw, err := s.Deliverer.Raw(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("messageId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "message/rfc822")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(raw)
+}

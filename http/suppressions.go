@@ -1,0 +1,91 @@
+package http
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+type suppressionJSON struct {
+	Address   string  `json:"address"`
+	Reason    string  `json:"reason"`
+	CreatedAt string  `json:"createdAt"`
+	MessageID *string `json:"messageId"`
+}
+
+func toSuppressionJSON(s *mailroom.Suppression) suppressionJSON {
+	return suppressionJSON{Address: s.Address, Reason: string(s.Reason), CreatedAt: timestamp(s.CreatedAt), MessageID: optString(s.MessageID)}
+}
+
+type addSuppressionRequest struct {
+	Address string `json:"address"`
+}
+
+// addSuppression: POST /v1/suppressions. 201 when added, 200 with the
+// existing entry when the address was suppressed already.
+func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) {
+	var req addSuppressionRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, err := mailroom.ParseAddress(req.Address)
+	if err != nil {
+		var v mailroom.Validator
+		v.Add("address", "%s", err.(*mailroom.Error).Message)
+		writeError(w, r, v.Err())
+		return
+	}
+	now := s.now().Truncate(time.Microsecond)
+	sup, err := s.Store.AddSuppression(r.Context(), &mailroom.Suppression{
+		AccountID: keyFrom(r.Context()).AccountID, Address: a.Address, Reason: mailroom.SuppressedManual, CreatedAt: now})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if !sup.CreatedAt.Equal(now) || sup.Reason != mailroom.SuppressedManual {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, toSuppressionJSON(sup))
+}
+
+// listSuppressions: GET /v1/suppressions, newest first.
+func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
+	page, err := pageParams(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, next, err := s.Store.ListSuppressions(r.Context(), keyFrom(r.Context()).AccountID, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]suppressionJSON, len(list))
+	for i, x := range list {
+		out[i] = toSuppressionJSON(x)
+	}
+	writeJSON(w, http.StatusOK, newList(out, next))
+}
+
+// getSuppression: GET /v1/suppressions/{address}.
+func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) {
+	sup, err := s.Store.Suppression(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toSuppressionJSON(sup))
+}
+
+// deleteSuppression: DELETE /v1/suppressions/{address}: mail to it is
+// attempted again.
+func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
+	if err := s.Store.DeleteSuppression(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address")); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,117 @@
+package mailroom
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+)
+
+// MaxIdempotencyKeyLength is the longest idempotency key (API.md §3).
+const MaxIdempotencyKeyLength = 256
+
+// digestVersion starts the digested text, so that a future change of the
+// canonical form can never make an old digest equal a new one by chance.
+const digestVersion = "mailroom.send.v1\n"
+
+// resolveIdempotencyKey returns the request's idempotency key from the body
+// field and the Idempotency-Key header, either or both (then equal). An
+// empty header counts as absent; an empty body field is an error.
+func resolveIdempotencyKey(v *Validator, body *string, header string) string {
+	ok := true
+	if body != nil {
+		if msg := checkIdempotencyKey(*body); msg != "" {
+			v.Add("idempotencyKey", "%s", msg)
+			ok = false
+		}
+	}
+	if header != "" {
+		if msg := checkIdempotencyKey(header); msg != "" {
+			v.Add("idempotencyKey", "the Idempotency-Key header %s", msg)
+			ok = false
+		}
+	}
+	switch {
+	case !ok:
+		return ""
+	case body != nil && header != "" && *body != header:
+		v.Add("idempotencyKey", "differs from the Idempotency-Key header; give the key once, or the same key in both places")
+		return ""
+	case body != nil:
+		return *body
+	}
+	return header
+}
+
+// checkIdempotencyKey allows 1..256 printable ASCII characters (0x20..0x7E),
+// which fit in an HTTP header and in any log as they are.
+func checkIdempotencyKey(k string) string {
+	if k == "" {
+		return "must not be empty; leave it out if you do not need one"
+	}
+	if len(k) > MaxIdempotencyKeyLength {
+		return fmt.Sprintf("has %d characters; at most %d are allowed", len(k), MaxIdempotencyKeyLength)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c > 0x7e {
+			return "may contain only printable ASCII characters (space to \"~\"); a UUID is a good key"
+		}
+	}
+	return ""
+}
+
+// Digest is the SHA-256 of the request in a canonical form, to tell a retry
+// of a request (same digest: answer duplicate) from another request under
+// the same idempotency key (409 idempotency_key_reused).
+//
+// The canonical form is the request's JSON encoding with every object's
+// keys sorted and arrays in order, the idempotency key left out (it names
+// the request, it is not part of it). Absent fields and their empty values
+// are one, and "to": "a@x" is the same as "to": ["a@x"], as they are to
+// Validate. Numbers in variables keep the text they were decoded with when
+// the decoder used UseNumber, and are float64 otherwise.
+//
+// Digest returns nil only for a request that cannot be encoded as JSON
+// (variables holding a NaN, say), which a request decoded from JSON never is.
+func (r *SendRequest) Digest() []byte {
+	h := sha256.New()
+	h.Write([]byte(digestVersion))
+	// encoding/json writes map keys sorted, at every depth; the struct is
+	// spelt out as a map so that the order of its fields does not matter.
+	if err := json.NewEncoder(h).Encode(r.canonical()); err != nil {
+		return nil
+	}
+	return h.Sum(nil)
+}
+
+// canonical returns the request as maps, slices and scalars, without the
+// idempotency key and without empty fields.
+func (r *SendRequest) canonical() map[string]any {
+	m := map[string]any{}
+	put := func(name string, value any, present bool) {
+		if present {
+			m[name] = value
+		}
+	}
+	put("from", r.From, r.From != "")
+	put("to", []string(r.To), len(r.To) > 0)
+	put("cc", []string(r.Cc), len(r.Cc) > 0)
+	put("bcc", []string(r.Bcc), len(r.Bcc) > 0)
+	put("replyTo", []string(r.ReplyTo), len(r.ReplyTo) > 0)
+	put("subject", r.Subject, r.Subject != "")
+	put("category", r.Category, r.Category != nil)
+	put("html", r.HTML, r.HTML != "")
+	put("text", r.Text, r.Text != "")
+	put("template", r.Template, r.Template != nil)
+	put("variables", r.Variables, r.Variables != nil)
+	put("headers", r.Headers, len(r.Headers) > 0)
+	put("tags", r.Tags, len(r.Tags) > 0)
+	put("scheduledAt", r.ScheduledAt, r.ScheduledAt != nil)
+	if len(r.Attachments) > 0 {
+		list := make([]map[string]string, len(r.Attachments))
+		for i, a := range r.Attachments {
+			list[i] = map[string]string{"filename": a.Filename, "content": a.Content, "contentType": a.ContentType, "contentId": a.ContentID}
+		}
+		m["attachments"] = list
+	}
+	return m
+}

@@ -1,0 +1,48 @@
+package mailroom
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Retention removes messages, their content and timelines once they are
+// older than Period (API.md §3: the log entry and its idempotency key live
+// as long as each other).
+type Retention struct {
+	Store  MessageStore
+	Period time.Duration
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+// RunOnce deletes what has expired, in batches, and says how much.
+func (r *Retention) RunOnce(ctx context.Context) (int, error) {
+	total := 0
+	cutoff := r.Now().Add(-r.Period)
+	for {
+		n, err := r.Store.DeleteExpiredMessages(ctx, cutoff, 500)
+		total += n
+		if err != nil || n < 500 {
+			return total, err
+		}
+	}
+}
+
+// Run deletes expired messages every interval until ctx ends.
+func (r *Retention) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			r.Log.Warn("retention", "err", err)
+		} else if n > 0 {
+			r.Log.Info("retention removed expired messages", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package mailroom
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Sender accepts sends (API.md §3). Its path is validation, one indexed read
+// to check the sending domain, and one (group) commit: no DNS, no RSA and
+// no SMTP, which all happen in the Deliverer.
+type Sender struct {
+	Store   MessageStore
+	Domains *Domains
+	Now     func() time.Time
+	// Queued is told when a message is queued for delivery now, so that
+	// the local worker starts at once instead of at its next poll.
+	Queued func()
+}
+
+// Send validates req for the account and stores it durably; a nil error
+// means the message is committed.
+func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, headerIdempotencyKey string) (AcceptResult, error) {
+	now := s.Now().UTC()
+	m, err := req.Validate(now, headerIdempotencyKey)
+	if err != nil {
+		return AcceptResult{}, err
+	}
+	if err := s.Domains.CheckSendingDomain(ctx, accountID, m.Domain); err != nil {
+		return AcceptResult{}, err
+	}
+	m.ID = NewID(PrefixMessage, now)
+	m.AccountID = accountID
+	m.CreatedAt = now
+	// RFC 5322 §3.6.4: a globally unique id on the sender's own domain.
+	m.MessageIDHeader = strings.TrimPrefix(m.ID, PrefixMessage) + "@" + m.Domain
+	res, err := s.Store.AcceptMessage(ctx, m)
+	if err == nil && !res.Duplicate && res.Status == MessageQueued && s.Queued != nil {
+		s.Queued()
+	}
+	return res, err
+}

@@ -1,0 +1,357 @@
+package mailroom
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/k3a/html2text"
+)
+
+// Limits of a send request (API.md §3, §11).
+const (
+	MaxRecipients    = 50  // to, cc and bcc together
+	MaxReplyTo       = 50  // the contract is silent; as many as recipients
+	maxSubjectLength = 998 // characters; RFC 5322 §2.1.1 line length, as the contract puts it
+)
+
+// acceptScheduledAt switches scheduled sends on once the scheduler exists
+// (API.md §5); until then scheduledAt is a validation error.
+const acceptScheduledAt = false
+
+// SendRequest is the body of POST /v1/send and one item of a batch
+// (API.md §3, §4), as decoded from JSON. Fields where "absent" and "empty"
+// mean different things are pointers: an empty category or idempotency key
+// is an error, an absent one is not; any template or scheduledAt at all is
+// refused for now. For html and text an empty string is the same as absent.
+type SendRequest struct {
+	From           string            `json:"from,omitempty"`
+	To             AddressList       `json:"to,omitempty"`
+	Cc             AddressList       `json:"cc,omitempty"`
+	Bcc            AddressList       `json:"bcc,omitempty"`
+	ReplyTo        AddressList       `json:"replyTo,omitempty"`
+	Subject        string            `json:"subject,omitempty"`
+	Category       *string           `json:"category,omitempty"`
+	HTML           string            `json:"html,omitempty"`
+	Text           string            `json:"text,omitempty"`
+	Template       *string           `json:"template,omitempty"`
+	Variables      map[string]any    `json:"variables,omitempty"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	Attachments    []SendAttachment  `json:"attachments,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	ScheduledAt    *string           `json:"scheduledAt,omitempty"`
+	IdempotencyKey *string           `json:"idempotencyKey,omitempty"`
+}
+
+// SendAttachment is one attachment as sent: the content in base64.
+type SendAttachment struct {
+	Filename    string `json:"filename"`
+	Content     string `json:"content"`
+	ContentType string `json:"contentType,omitempty"`
+	ContentID   string `json:"contentId,omitempty"`
+}
+
+// AddressList is an address field that takes a string or an array of
+// strings: "a@x.com" and ["a@x.com"] are the same request.
+type AddressList []string
+
+// UnmarshalJSON accepts a string, an array of strings or null. Any other
+// JSON type is a *json.UnmarshalTypeError, which the HTTP layer answers
+// with invalid_json as for every other field of the wrong type.
+func (l *AddressList) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return &json.UnmarshalTypeError{Value: "empty", Type: reflect.TypeFor[AddressList]()}
+	}
+	switch data[0] {
+	case 'n':
+		*l = nil
+		return nil
+	case '"':
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*l = AddressList{s}
+		return nil
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(data, &items); err != nil {
+			return err
+		}
+		list := make(AddressList, 0, len(items))
+		for _, item := range items {
+			if len(item) == 0 || item[0] != '"' {
+				return &json.UnmarshalTypeError{Value: jsonKind(item), Type: reflect.TypeFor[string]()}
+			}
+			var s string
+			if err := json.Unmarshal(item, &s); err != nil {
+				return err
+			}
+			list = append(list, s)
+		}
+		*l = list
+		return nil
+	}
+	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[AddressList]()}
+}
+
+// jsonKind names the JSON type of a value the way encoding/json does in
+// its type errors.
+func jsonKind(data []byte) string {
+	if len(data) == 0 {
+		return "empty"
+	}
+	switch data[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// Validate checks the request against every rule of API.md §3 and returns
+// the Message it describes, without ID and AccountID, which the service
+// assigns. headerIdempotencyKey is the Idempotency-Key header ("" when
+// absent). All problems are reported together in one validation *Error.
+func (r *SendRequest) Validate(now time.Time, headerIdempotencyKey string) (*Message, error) {
+	var v Validator
+	usesTemplate := r.Template != nil
+
+	m := &Message{
+		Status:    MessageQueued,
+		CreatedAt: now,
+		Category:  CategoryTransactional,
+	}
+
+	switch {
+	case r.From != "":
+		if a, problem := parseAddress(r.From); problem != "" {
+			v.Add("from", "%s", problem)
+		} else {
+			m.From = a
+			m.Domain = a.Domain()
+		}
+	case !usesTemplate:
+		v.Add("from", `is required, for example "Acme <hello@acme.example>"; its domain must be verified`)
+	}
+
+	to := validateAddressList(&v, "to", r.To)
+	cc := validateAddressList(&v, "cc", r.Cc)
+	bcc := validateAddressList(&v, "bcc", r.Bcc)
+	replyTo := validateAddressList(&v, "replyTo", r.ReplyTo)
+	if len(r.To) == 0 {
+		v.Add("to", "is required: give at least one recipient address")
+	}
+	if len(r.ReplyTo) > MaxReplyTo {
+		v.Add("replyTo", "has %d addresses; at most %d are allowed", len(r.ReplyTo), MaxReplyTo)
+	}
+	validateRecipientSet(&v, []listedAddresses{to, cc, bcc})
+	m.To, m.Cc, m.Bcc, m.ReplyTo = to.addresses(), cc.addresses(), bcc.addresses(), replyTo.addresses()
+
+	switch {
+	case r.Subject != "":
+		if msg := checkSubject(r.Subject); msg != "" {
+			v.Add("subject", "%s", msg)
+		}
+		m.Subject = r.Subject
+	case !usesTemplate:
+		v.Add("subject", "is required (1 to %d characters)", maxSubjectLength)
+	}
+
+	if r.Category != nil {
+		switch c := Category(*r.Category); c {
+		case CategoryTransactional, CategoryMarketing:
+			m.Category = c
+		default:
+			v.Add("category", `must be "transactional" (the default) or "marketing", not %q`, *r.Category)
+		}
+	}
+
+	validateBody(&v, r, m)
+
+	if usesTemplate || r.Variables != nil {
+		v.Add("template", "templates arrive in a later release; send html and/or text instead of template and variables")
+	}
+
+	m.Headers = validateHeaders(&v, r.Headers)
+	m.Attachments = validateAttachments(&v, r.Attachments)
+	m.Tags = validateTags(&v, r.Tags)
+
+	if r.ScheduledAt != nil {
+		if !acceptScheduledAt {
+			v.Add("scheduledAt", "scheduled sends arrive in a later release; leave scheduledAt out to send now")
+		} else if at, err := ParseScheduledAt(*r.ScheduledAt, now); err != nil {
+			v.Add("scheduledAt", "%s", fieldMessage(err))
+		} else if at.After(now) {
+			m.ScheduledAt = at
+			m.Status = MessageScheduled
+		}
+	}
+
+	m.IdempotencyKey = resolveIdempotencyKey(&v, r.IdempotencyKey, headerIdempotencyKey)
+
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	m.RequestDigest = r.Digest()
+	status := RecipientQueued
+	if m.Status == MessageScheduled {
+		status = RecipientScheduled
+	}
+	for _, l := range []struct {
+		kind  RecipientKind
+		addrs []Address
+	}{{KindTo, m.To}, {KindCc, m.Cc}, {KindBcc, m.Bcc}} {
+		for _, a := range l.addrs {
+			m.Recipients = append(m.Recipients, &Recipient{Address: a.Address, Kind: l.kind, Status: status})
+		}
+	}
+	return m, nil
+}
+
+// listedAddresses is one address field after parsing: the addresses that
+// parsed, each with its index in the request, and how many there were.
+type listedAddresses struct {
+	field string
+	given int
+	ok    []indexedAddress
+}
+
+type indexedAddress struct {
+	index int
+	addr  Address
+}
+
+func (l listedAddresses) addresses() []Address {
+	var out []Address
+	for _, a := range l.ok {
+		out = append(out, a.addr)
+	}
+	return out
+}
+
+// validateAddressList parses each address of a list field, reporting a
+// problem at its index.
+func validateAddressList(v *Validator, field string, list AddressList) listedAddresses {
+	l := listedAddresses{field: field, given: len(list)}
+	for i, s := range list {
+		a, problem := parseAddress(s)
+		if problem != "" {
+			v.AddAt(field, i, "%s", problem)
+			continue
+		}
+		l.ok = append(l.ok, indexedAddress{i, a})
+	}
+	return l
+}
+
+// validateRecipientSet applies the rules over to, cc and bcc together: at
+// most MaxRecipients, and each mailbox once (compared by AddressKey).
+func validateRecipientSet(v *Validator, lists []listedAddresses) {
+	type seen struct {
+		field string
+		index int
+	}
+	first := map[string]seen{}
+	total, overField := 0, ""
+	for _, l := range lists {
+		if total <= MaxRecipients && total+l.given > MaxRecipients {
+			overField = l.field
+		}
+		total += l.given
+		for _, a := range l.ok {
+			key := AddressKey(a.addr.Address)
+			if f, dup := first[key]; dup {
+				v.AddAt(l.field, a.index, "%s is already a recipient (%s[%d]); each address may appear once across to, cc and bcc", a.addr.Address, f.field, f.index)
+				continue
+			}
+			first[key] = seen{l.field, a.index}
+		}
+	}
+	if total > MaxRecipients {
+		v.Add(overField, "to, cc and bcc together have %d addresses; at most %d are allowed per message (send several messages, or use /v1/send/batch)", total, MaxRecipients)
+	}
+}
+
+// checkSubject applies the subject rules; the caller has checked that it
+// is not empty.
+func checkSubject(s string) string {
+	if n := utf8.RuneCountInString(s); n > maxSubjectLength {
+		return fmt.Sprintf("has %d characters; at most %d are allowed", n, maxSubjectLength)
+	}
+	return checkHeaderText(s)
+}
+
+// checkHeaderText refuses what must never reach a header: CR and LF, which
+// would end the header and start another (header injection), and the other
+// control characters except horizontal tab (RFC 5322 §3.2.2 WSP).
+func checkHeaderText(s string) string {
+	for _, r := range s {
+		switch {
+		case r == '\r' || r == '\n':
+			return "must not contain line breaks (CR or LF): they would end the header and let the rest be read as new headers"
+		case r != '\t' && unicode.IsControl(r):
+			return fmt.Sprintf("must not contain control characters such as %U", r)
+		}
+	}
+	return ""
+}
+
+// validateBody checks html and text and generates the text part when
+// only html is given, so that every message has a plain-text alternative.
+func validateBody(v *Validator, r *SendRequest, m *Message) {
+	if r.Template != nil {
+		if r.HTML != "" || r.Text != "" {
+			v.Add("template", "cannot be combined with html or text; the template gives the content")
+		}
+		return
+	}
+	if r.HTML == "" && r.Text == "" {
+		v.Add("html", "html or text is required (or both); with html alone a text part is generated from it")
+		return
+	}
+	// RFC 5321 §4.5.2 and RFC 5322 §2.3: NUL has no place in a message.
+	if strings.IndexByte(r.HTML, 0) >= 0 {
+		v.Add("html", "must not contain NUL characters")
+	}
+	if strings.IndexByte(r.Text, 0) >= 0 {
+		v.Add("text", "must not contain NUL characters")
+	}
+	m.HTML, m.Text = r.HTML, r.Text
+	if m.Text == "" {
+		m.Text = HTMLToText(r.HTML)
+	}
+}
+
+// HTMLToText renders HTML as the plain-text alternative of a message:
+// links as "text <url>", list items with " - ", "\n" line breaks (the MIME
+// writer turns them into CRLF).
+func HTMLToText(html string) string {
+	return strings.TrimSpace(html2text.HTML2TextWithOptions(html,
+		html2text.WithUnixLineBreaks(), html2text.WithLinksInnerText(), html2text.WithListSupport()))
+}
+
+// fieldMessage returns the text of a one-field validation error, to be
+// reported under another field name.
+func fieldMessage(err error) string {
+	if e, ok := err.(*Error); ok {
+		if len(e.Details) == 1 {
+			return e.Details[0].Message
+		}
+		return e.Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,43 @@
+package mailroom
+
+import (
+	"time"
+)
+
+// Bounds of scheduledAt (API.md §3).
+const (
+	// ScheduleGrace is how far in the past a scheduledAt may be and still
+	// count as now: the client's clock and the request's travel time.
+	ScheduleGrace = 60 * time.Second
+	// MaxScheduleAhead is how far ahead a send may be scheduled.
+	MaxScheduleAhead = 30 * 24 * time.Hour
+)
+
+// ParseScheduledAt parses a scheduledAt value: an RFC 3339 time, in the
+// future (up to ScheduleGrace in the past counts as now), at most
+// MaxScheduleAhead after now. It returns the time in UTC, now itself for a
+// time within the grace period, so that the caller can send at once when
+// the result is not after now. The error is a validation *Error on the
+// field "scheduledAt".
+func ParseScheduledAt(s string, now time.Time) (*time.Time, error) {
+	var v Validator
+	t, err := time.Parse(time.RFC3339, s)
+	switch {
+	case s == "":
+		v.Add("scheduledAt", `must not be empty; give an RFC 3339 time such as "2026-11-22T10:00:00Z", or leave it out to send now`)
+	case err != nil:
+		v.Add("scheduledAt", `%q is not an RFC 3339 time with a time zone, such as "2026-11-22T10:00:00Z"`, s)
+	case t.Before(now.Add(-ScheduleGrace)):
+		v.Add("scheduledAt", "%s is in the past; give a future time, or leave scheduledAt out to send now", t.UTC().Format(time.RFC3339))
+	case t.After(now.Add(MaxScheduleAhead)):
+		v.Add("scheduledAt", "%s is more than 30 days ahead; a send may be scheduled at most 30 days in advance", t.UTC().Format(time.RFC3339))
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if t.Before(now) {
+		t = now
+	}
+	t = t.UTC()
+	return &t, nil
+}
