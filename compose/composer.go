@@ -1,0 +1,79 @@
+package compose
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/emersion/go-message"
+
+	"github.com/mailroom/mailroom"
+)
+
+// ErrNoBody is returned for a message with neither text nor HTML: there is
+// nothing to send, and composing again will not change that.
+var ErrNoBody = errors.New("compose: message has neither text nor html")
+
+// Composer implements mailroom.Composer. It holds no state of its own, so
+// one value serves every worker at once. Every error it returns is
+// permanent for that message and key: composing again gives the same error.
+type Composer struct {
+	// Hostname is the service's public name. Marketing mail points its
+	// RFC 8058 one-click unsubscribe URL at it, so it must be set when
+	// marketing mail is sent.
+	Hostname string
+	// Now gives the Date header; nil means time.Now. Injected so that tests
+	// get stable bytes.
+	Now func() time.Time
+}
+
+var _ mailroom.Composer = Composer{}
+
+// Compose returns m as signed RFC 5322 bytes with CRLF line endings: the
+// DKIM-Signature field first, then the header (header.go), then the MIME
+// body (body.go). m is not modified.
+func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, error) {
+	// The key first: a domain whose key cannot be opened cannot send
+	// anything, and saying so beats saying what else is wrong.
+	signer, err := parseKey(key)
+	if err != nil {
+		return nil, err
+	}
+	root, err := bodyTree(m)
+	if err != nil {
+		return nil, err
+	}
+	fields, err := c.headerFields(m, root.header)
+	if err != nil {
+		return nil, err
+	}
+
+	h, err := fields.header()
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	var buf bytes.Buffer
+	w, err := message.CreateWriter(&buf, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := root.writeBody(w); err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+
+	sig, err := sign(buf.Bytes(), key, signer, fields.signedNames())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(sig)+buf.Len())
+	out = append(out, sig...)
+	return append(out, buf.Bytes()...), nil
+}
+
+func (c Composer) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}

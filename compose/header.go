@@ -1,0 +1,112 @@
+package compose
+
+import (
+	"fmt"
+	"mime"
+	"strings"
+
+	"github.com/emersion/go-message/mail"
+
+	"github.com/mailroom/mailroom"
+)
+
+// dateLayout is the RFC 5322 §3.3 date-time, with a numeric zone.
+const dateLayout = "Mon, 02 Jan 2006 15:04:05 -0700"
+
+// headerFields lists the top-level header: the originator, destination and
+// identification fields, the MIME fields of the body's root entity
+// (content), RFC 8058 one-click unsubscribe for marketing mail, then the
+// client's extra headers in the order given.
+//
+// There is never a Bcc field: RFC 5322 §3.6.3 lets a sender write one, but
+// whoever reads it learns who was blind-copied, which is what a blind copy
+// is meant to avoid. Bcc recipients are only in the SMTP envelope.
+func (c Composer) headerFields(m *mailroom.Message, content fields) (fields, error) {
+	var fs fields
+	if m.From.Address == "" {
+		return nil, fmt.Errorf("compose: message has no From address")
+	}
+	for _, h := range []struct {
+		name  string
+		addrs []mailroom.Address
+	}{
+		{"From", []mailroom.Address{m.From}},
+		{"To", m.To},
+		{"Cc", m.Cc},
+		{"Reply-To", m.ReplyTo},
+	} {
+		if len(h.addrs) == 0 {
+			continue
+		}
+		v, err := addressList(h.name, h.addrs)
+		if err != nil {
+			return nil, err
+		}
+		fs.add(h.name, v)
+	}
+
+	if strings.ContainsAny(m.Subject, "\r\n") {
+		return nil, fmt.Errorf("compose: subject contains CR or LF")
+	}
+	// RFC 2047 §5(1): non-ASCII in an unstructured field travels as
+	// encoded-words; ASCII is left as it is. The words are at most 75
+	// characters and space-separated, so a long subject folds.
+	fs.add("Subject", mime.QEncoding.Encode("utf-8", m.Subject))
+	// UTC, so that the Date does not tell receivers the server's zone.
+	fs.add("Date", c.now().UTC().Format(dateLayout))
+	if m.MessageIDHeader == "" || strings.ContainsAny(m.MessageIDHeader, "<> \t\r\n") {
+		return nil, fmt.Errorf("compose: invalid Message-ID %q", m.MessageIDHeader)
+	}
+	fs.add("Message-ID", "<"+m.MessageIDHeader+">") // RFC 5322 §3.6.4
+	fs.add("MIME-Version", "1.0")                   // RFC 2045 §4
+	fs = append(fs, content...)
+
+	extra, err := extraFields(m.Headers)
+	if err != nil {
+		return nil, err
+	}
+	if m.Category == mailroom.CategoryMarketing && !extra.has("List-Unsubscribe") {
+		u, err := c.unsubscribeFields(m)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, u...)
+	}
+	return append(fs, extra...), nil
+}
+
+// addressList formats a list of mailboxes with net/mail (through
+// go-message's mail.Address): display names are quoted when they need it
+// and RFC 2047 encoded when they are not ASCII; addresses are written as
+// they are, so a UTF-8 local part stays intact for SMTPUTF8 (RFC 6532).
+func addressList(name string, addrs []mailroom.Address) (string, error) {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		if a.Address == "" || strings.ContainsAny(a.Address+a.Name, "\r\n") {
+			return "", fmt.Errorf("compose: invalid %s address %q", name, a.Address)
+		}
+		out[i] = (&mail.Address{Name: a.Name, Address: a.Address}).String()
+	}
+	return strings.Join(out, ", "), nil
+}
+
+// unsubscribeFields are RFC 8058's one-click unsubscribe pair. §3.1: the
+// URI is https, and a POST of "List-Unsubscribe=One-Click" to it
+// unsubscribes without any further step; §4: both fields must be covered
+// by a DKIM signature (sign.go signs them).
+//
+// The URL names the message, not a recipient: the bytes are composed once
+// for all of a message's recipients (DESIGN.md §2), so whatever handles the
+// POST decides which of them it unsubscribes.
+func (c Composer) unsubscribeFields(m *mailroom.Message) (fields, error) {
+	if c.Hostname == "" || strings.ContainsAny(c.Hostname, "/<> \t\r\n") {
+		return nil, fmt.Errorf("compose: marketing mail needs a valid Hostname for its unsubscribe URL, have %q", c.Hostname)
+	}
+	if m.ID == "" || strings.ContainsAny(m.ID, "/<> \t\r\n") {
+		return nil, fmt.Errorf("compose: invalid message id %q", m.ID)
+	}
+	return fields{
+		{"List-Unsubscribe", "<https://" + c.Hostname + "/v1/unsubscribe/" + m.ID + ">"},
+		{"List-Unsubscribe-Post", "List-Unsubscribe=One-Click"},
+	}, nil
+}
