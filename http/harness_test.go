@@ -12,10 +12,13 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/smtp"
+	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -26,7 +29,9 @@ type env struct {
 	store   mailroom.Store
 	usage   *mailroom.KeyUsage
 	domains *mailroom.Domains
-	dns     *dnstest.Server // the world's DNS, as the service sees it
+	dns     *dnstest.Server  // the world's DNS, as the service sees it
+	mx      *smtptest.Server // every recipient domain's mail server
+	deliver *mailroom.Deliverer
 	clock   *clock
 	acct    *mailroom.Account
 	admin   string // full key with every scope
@@ -76,11 +81,28 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 		Now:      clk.Now,
 		Log:      slog.New(slog.DiscardHandler),
 	}
+	mx := smtptest.Start(t, smtptest.WithSTARTTLS())
+	transport := smtp.NewDirect(&dns.Resolver{Server: world.Addr(), Timeout: time.Second}, serviceHost)
+	transport.Port = mx.Port()
+	t.Cleanup(func() { transport.Close() })
+	deliverer := &mailroom.Deliverer{
+		Store: store, Domains: domains, Transport: transport, Now: clk.Now,
+		Composer:      compose.Composer{Hostname: serviceHost},
+		Log:           slog.New(slog.DiscardHandler),
+		RetryMinDelay: time.Minute, MaxRetryDelay: time.Hour, RetryWindow: 72 * time.Hour,
+		Lease: 10 * time.Minute, Workers: 2, Batch: 20, Poll: 20 * time.Millisecond,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { deliverer.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 	srv := &mhttp.Server{
-		Store:   store,
-		Auth:    &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains: domains,
-		Log:     slog.New(slog.DiscardHandler),
+		Store:     store,
+		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:   domains,
+		Sender:    &mailroom.Sender{Store: store, Domains: domains, Now: clk.Now, Queued: deliverer.Wake},
+		Deliverer: deliverer,
+		Log:       slog.New(slog.DiscardHandler),
 	}
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.EnableHTTP2 = true
@@ -91,7 +113,7 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 	c.HTTP.Timeout = 30 * time.Second
 
 	acct := storetest.NewAccount(t, store, "acme")
-	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, clock: clk, acct: acct}
+	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, mx: mx, deliver: deliverer, clock: clk, acct: acct}
 	ev.admin = ev.newKey(t, acct, mailroom.Scopes(mailroom.AllScopes))
 	return ev
 }

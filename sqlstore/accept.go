@@ -63,14 +63,14 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 	}
 
 	summary := m.Summary()
-	for _, r := range m.Recipients {
+	for i, r := range m.Recipients {
 		var dueAt any
 		if r.Status == firstState {
 			dueAt = micros(due)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO recipients (message_id, address, account_id, kind, status,
-			queued_at, due_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			m.ID, r.Address, m.AccountID, string(r.Kind), string(r.Status), micros(due), dueAt); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO recipients (message_id, address, account_id, kind, position,
+			status, queued_at, due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			m.ID, r.Address, m.AccountID, string(r.Kind), i, string(r.Status), micros(due), dueAt); err != nil {
 			return mailroom.AcceptResult{}, s.wrap(err, "insert recipient")
 		}
 		typ := firstEvent

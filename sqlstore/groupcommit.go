@@ -129,10 +129,15 @@ func (c *committer) commit(batch []*acceptRequest) {
 	}
 }
 
+// close stops the workers once they have committed what is queued. It may
+// be called more than once.
 func (c *committer) close() {
 	c.mu.Lock()
+	already := c.closed
 	c.closed = true
 	c.mu.Unlock()
-	close(c.stop)
+	if !already {
+		close(c.stop)
+	}
 	c.wg.Wait()
 }

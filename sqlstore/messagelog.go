@@ -55,7 +55,7 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (*mailroom.Me
 		return nil, nil, s.wrap(err, "find message")
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id = $1`, id)
+		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return nil, nil, s.wrap(err, "message recipients")
 	}
@@ -158,7 +158,8 @@ func (s *Store) attachRecipients(ctx context.Context, ms []*mailroom.Message) er
 		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)`, args...)
+		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY message_id, position`, args...)
 	if err != nil {
 		return s.wrap(err, "list recipients")
 	}

@@ -31,7 +31,7 @@ func (f *domainFlags) register(fs *flag.FlagSet) {
 }
 
 // service builds the domains service on hostname's defaults.
-func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*mailroom.Domains, error) {
+func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*mailroom.Domains, *dns.Resolver, error) {
 	settings := mailroom.DefaultRecordSettings(hostname)
 	settings.ReturnPathLabel = f.returnPathName
 	if f.spfMechanisms != "" {
@@ -47,19 +47,20 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 		}
 		ip := net.ParseIP(s)
 		if ip == nil {
-			return nil, usageError{fmt.Sprintf("--sending-ips: %q is not an IP address", s)}
+			return nil, nil, usageError{fmt.Sprintf("--sending-ips: %q is not an IP address", s)}
 		}
 		ips = append(ips, ip)
 	}
 	if f.dnsServer != "" {
 		if _, _, err := net.SplitHostPort(f.dnsServer); err != nil {
-			return nil, usageError{fmt.Sprintf("--dns-server must be HOST:PORT: %v", err)}
+			return nil, nil, usageError{fmt.Sprintf("--dns-server must be HOST:PORT: %v", err)}
 		}
 	}
+	resolver := &dns.Resolver{Server: f.dnsServer, Timeout: 5 * time.Second}
 	return &mailroom.Domains{
 		Store: store,
 		Checker: &dns.Checker{
-			Resolver:    &dns.Resolver{Server: f.dnsServer, Timeout: 5 * time.Second},
+			Resolver:    resolver,
 			SendingIPs:  ips,
 			SendingHost: hostname,
 			MXHost:      settings.MXHost,
@@ -68,5 +69,5 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 		Settings: settings,
 		Now:      time.Now,
 		Log:      log,
-	}, nil
+	}, resolver, nil
 }

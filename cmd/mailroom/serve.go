@@ -27,6 +27,7 @@ import (
 type serveConfig struct {
 	storageFlags
 	domainFlags
+	deliveryFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -42,6 +43,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var c serveConfig
 	c.storageFlags.register(fs)
 	c.domainFlags.register(fs)
+	c.deliveryFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start")
 	fs.StringVar(&c.listen, "listen", ":8443", "HTTPS address")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate file (PEM); without it a self-signed one is made once in the data directory")
@@ -84,7 +86,16 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	} else if created {
 		fmt.Fprintf(stdout, "Made a secret key for data at rest in %s; back it up with the database.\n", c.dataDir)
 	}
-	domains, err := c.domainFlags.service(store, seal, c.hostname, log)
+	domains, resolver, err := c.domainFlags.service(store, seal, c.hostname, log)
+	if err != nil {
+		return err
+	}
+	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname)
+	if err != nil {
+		return err
+	}
+	defer transport.Close()
+	sender, deliverer, retention, err := c.deliveryFlags.services(store, domains, transport, c.hostname, log)
 	if err != nil {
 		return err
 	}
@@ -106,15 +117,19 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	usage := mailroom.NewKeyUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
+	workers.Go(func() { deliverer.Run(background) })
+	workers.Go(func() { retention.Run(background, time.Hour) })
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := &mhttp.Server{
-		Store:   store,
-		Auth:    &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains: domains,
-		Log:     log,
-		Metrics: registry,
+		Store:     store,
+		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:   domains,
+		Sender:    sender,
+		Deliverer: deliverer,
+		Log:       log,
+		Metrics:   registry,
 	}
 
 	ln, err := net.Listen("tcp", c.listen)
@@ -140,7 +155,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	base := baseURL(ln.Addr())
-	printBanner(stdout, c, base, certNote, devKey)
+	printBanner(stdout, c, base, certNote+"\nDelivery: "+deliveryNote, devKey)
 	log.Info("listening", "url", base, "storage", c.describe())
 
 	select {

@@ -43,6 +43,8 @@ CREATE TABLE recipients (
     address         TEXT NOT NULL,
     account_id      TEXT NOT NULL,
     kind            TEXT NOT NULL,
+    -- The recipient's place in the request: to, then cc, then bcc.
+    position        BIGINT NOT NULL,
     status          TEXT NOT NULL,
     attempts        BIGINT NOT NULL DEFAULT 0,
     last_attempt_at BIGINT,

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/compose"
+	"github.com/mailroom/mailroom/dns"
+	"github.com/mailroom/mailroom/smtp"
+)
+
+// deliveryFlags are how mail leaves (API.md §13).
+type deliveryFlags struct {
+	mode          string
+	relayURL      string
+	smtpPort      int
+	retryMinDelay time.Duration
+	retryWindow   time.Duration
+	retention     time.Duration
+	workers       int
+}
+
+func (f *deliveryFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.mode, "delivery", "", "how mail leaves: direct, relay or capture (default direct; capture with --dev)")
+	fs.StringVar(&f.relayURL, "relay-url", "", "the smarthost for relay mode: smtp://user:pass@host:port, or smtps:// for implicit TLS")
+	fs.IntVar(&f.smtpPort, "smtp-port", 25, "the port dialled on MX hosts")
+	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
+	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
+	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")
+	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery workers on this node; each claims its own batch")
+}
+
+// transport builds the Transport of the chosen mode.
+func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string) (mailroom.Transport, string, error) {
+	mode := f.mode
+	if mode == "" {
+		mode = "direct"
+		if dev {
+			mode = "capture"
+		}
+	}
+	switch mode {
+	case "capture":
+		return smtp.Capture{}, "capture (stored, not sent)", nil
+	case "direct":
+		t := smtp.NewDirect(resolver, hostname)
+		t.Port = f.smtpPort
+		return t, fmt.Sprintf("direct to MX hosts on port %d", f.smtpPort), nil
+	case "relay":
+		if f.relayURL == "" {
+			return nil, "", usageError{"--delivery relay needs --relay-url"}
+		}
+		cfg, err := smtp.ParseRelayURL(f.relayURL)
+		if err != nil {
+			return nil, "", usageError{err.Error()}
+		}
+		return smtp.NewRelay(cfg, hostname), "relay through " + cfg.String(), nil
+	}
+	return nil, "", usageError{fmt.Sprintf("--delivery must be direct, relay or capture, not %q", mode)}
+}
+
+// services builds the send path, the delivery worker and retention.
+func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains, transport mailroom.Transport,
+	hostname string, log *slog.Logger) (*mailroom.Sender, *mailroom.Deliverer, *mailroom.Retention, error) {
+	if f.retention < 24*time.Hour {
+		return nil, nil, nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
+	}
+	if f.retryMinDelay <= 0 || f.retryWindow <= 0 {
+		return nil, nil, nil, usageError{"--retry-min-delay and --retry-window must be positive"}
+	}
+	deliverer := &mailroom.Deliverer{
+		Store: store, Domains: domains, Transport: transport, Now: time.Now, Log: log,
+		Composer:      compose.Composer{Hostname: hostname},
+		RetryMinDelay: f.retryMinDelay, MaxRetryDelay: 2 * time.Hour, RetryWindow: f.retryWindow,
+		Lease: 15 * time.Minute, Workers: max(1, f.workers), Batch: 50, Poll: time.Second,
+	}
+	sender := &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake}
+	retention := &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log}
+	return sender, deliverer, retention, nil
+}

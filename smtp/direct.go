@@ -1,0 +1,153 @@
+package smtp
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/dns"
+)
+
+// Direct delivers to each recipient domain's MX hosts (--delivery direct).
+// Set its fields before the first Deliver; it is safe for concurrent use.
+type Direct struct {
+	// Resolver looks up MX and address records (--dns-server).
+	Resolver *dns.Resolver
+	// Hostname is the name given in EHLO (--hostname).
+	Hostname string
+	// Port is dialled on every MX host (--smtp-port); zero means 25.
+	Port int
+	// TLSConfig is used for STARTTLS. Nil means opportunistic TLS as MTAs
+	// do it (RFC 7435): encrypt whenever the server offers STARTTLS, but
+	// do not verify its certificate, since an MX host's certificate rarely
+	// names it and refusing would only push the mail into clear text.
+	TLSConfig *tls.Config
+	// Dialer opens connections; nil means a net.Dialer.
+	Dialer Dialer
+
+	// DialTimeout, CommandTimeout, DataTimeout and IdleTimeout default to
+	// the package's Default constants when zero.
+	DialTimeout    time.Duration
+	CommandTimeout time.Duration
+	DataTimeout    time.Duration
+	IdleTimeout    time.Duration
+	// MaxConnsPerHost and MaxConns cap the sessions in use per MX host and
+	// overall; zero means DefaultMaxConnsPerHost and DefaultMaxConns.
+	MaxConnsPerHost int
+	MaxConns        int
+
+	once sync.Once
+	eng  *engine
+}
+
+var _ mailroom.Transport = (*Direct)(nil)
+
+// NewDirect returns a Direct that asks resolver and introduces itself as
+// hostname (the machine's name when empty), with every other field at its
+// default.
+func NewDirect(resolver *dns.Resolver, hostname string) *Direct {
+	if hostname == "" {
+		hostname, _ = os.Hostname()
+	}
+	return &Direct{
+		Resolver:        resolver,
+		Hostname:        hostname,
+		Port:            DefaultPort,
+		DialTimeout:     DefaultDialTimeout,
+		CommandTimeout:  DefaultCommandTimeout,
+		DataTimeout:     DefaultDataTimeout,
+		IdleTimeout:     DefaultIdleTimeout,
+		MaxConnsPerHost: DefaultMaxConnsPerHost,
+		MaxConns:        DefaultMaxConns,
+	}
+}
+
+func (d *Direct) engine() *engine {
+	d.once.Do(func() {
+		cfg := d.TLSConfig
+		if cfg == nil {
+			// Any TLS is better than none here (RFC 7435 §1), so old
+			// servers are met where they are.
+			cfg = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}
+		}
+		d.eng = newEngine(engineConfig{
+			hostname:       d.Hostname,
+			dialer:         d.Dialer,
+			dialTimeout:    d.DialTimeout,
+			commandTimeout: d.CommandTimeout,
+			dataTimeout:    d.DataTimeout,
+			idleTimeout:    d.IdleTimeout,
+			maxPerHost:     d.MaxConnsPerHost,
+			maxTotal:       d.MaxConns,
+			tlsConfig:      cfg,
+		})
+	})
+	return d.eng
+}
+
+// Deliver sends del to its domain's MX hosts, in order of preference,
+// moving to the next host when one cannot be reached or will not start a
+// session (RFC 5321 §5.1), and returns one result per recipient in order.
+// Once a host has answered the transaction, its replies are final for this
+// attempt.
+func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom.RecipientResult {
+	if len(del.Recipients) == 0 {
+		return nil
+	}
+	eng := d.engine()
+	domain := hostName(del.Domain)
+	resolver := d.Resolver
+	if resolver == nil {
+		resolver = &dns.Resolver{}
+	}
+	rt, why, ok := findRoute(ctx, resolver, domain)
+	if !ok {
+		// No host was involved: MX stays empty.
+		return results(del.Recipients, "", why)
+	}
+	port := strconv.Itoa(orDefault(d.Port, DefaultPort))
+	last := domain
+	for _, host := range rt.hosts {
+		last = host
+		addrs := func(ctx context.Context) ([]string, status) {
+			return hostAddrs(ctx, resolver, host, port, rt.addrs[host])
+		}
+		res, failure, ok := eng.attempt(ctx, host, addrs, del)
+		if ok {
+			return res
+		}
+		why = failure
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results(del.Recipients, last, why)
+}
+
+// hostAddrs gives the addresses to dial for host, looking them up unless
+// they are known. A host without addresses is passed over, as it would be
+// if it did not answer.
+func hostAddrs(ctx context.Context, r *dns.Resolver, host, port string, known []net.IPAddr) ([]string, status) {
+	ips := known
+	if ips == nil {
+		var err error
+		ips, err = r.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, deferred(enhDNS, "looking up the addresses of MX host %s: %v", host, err)
+		}
+	}
+	out := make([]string, 0, len(ips))
+	for _, ip := range ips {
+		out = append(out, net.JoinHostPort(ip.IP.String(), port))
+	}
+	return out, status{}
+}
+
+// Close ends the idle sessions. Deliveries under way finish, and their
+// sessions are closed rather than kept.
+func (d *Direct) Close() error { return d.engine().close() }

@@ -1,0 +1,21 @@
+// Package smtp sends Mailroom's mail (DESIGN.md §3). It holds the three
+// mailroom.Transport implementations of API.md §13's --delivery modes:
+//
+//   - Direct looks up each recipient domain's MX hosts and delivers to them
+//     the way a mail server does: STARTTLS when offered, pipelining, all the
+//     recipients of a domain in one transaction, connections kept for the
+//     next message to the same host, and a cap on connections per host and
+//     overall so that one slow receiver never stalls the others.
+//   - Relay hands every message to one smarthost, with AUTH and TLS.
+//   - Capture sends nothing (the --dev default).
+//
+// The SMTP client is this package's own, on net/textproto. The client of
+// github.com/emersion/go-smtp (v0.25.1) was the first choice, but it always
+// says "EHLO localhost" before STARTTLS whatever name it is given (its
+// issue #297), which receivers that check the EHLO name reject, and it has
+// no PIPELINING (RFC 2920), no context, and no reply code on success. Its
+// server remains the test receiver, in package smtptest.
+//
+// Every outcome is per recipient, and what is not clearly a success or a
+// permanent failure is deferred: an unknown result is temporary.
+package smtp

@@ -1,0 +1,44 @@
+package smtptest
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Received is one message the server accepted.
+type Received struct {
+	MailFrom string
+	// Rcpts are the recipients the server accepted, in order.
+	Rcpts []string
+	// Data is the message as received, dot-unstuffed, CRLF kept.
+	Data []byte
+	// TLS tells whether the transaction ran under TLS.
+	TLS bool
+	// Helo is the name the client gave in EHLO or HELO.
+	Helo string
+}
+
+// Messages is a copy of what was received so far, in order.
+func (s *Server) Messages() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.msgs)
+}
+
+// WaitMessages polls until at least n messages were received and returns
+// them, failing the test at the deadline.
+func (s *Server) WaitMessages(tb testing.TB, n int, timeout time.Duration) []Received {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		msgs := s.Messages()
+		if len(msgs) >= n {
+			return msgs
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("smtptest: %d messages received within %v, want %d", len(msgs), timeout, n)
+		}
+		time.Sleep(pollInterval)
+	}
+}

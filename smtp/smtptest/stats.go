@@ -1,0 +1,96 @@
+package smtptest
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Stats counts what the server saw, so that tests can check how a client
+// used it: connection reuse, concurrency caps.
+type Stats struct {
+	// Connections is how many connections were accepted in all.
+	Connections int
+	// Open is how many are open now, and MaxOpen the most at any moment.
+	Open    int
+	MaxOpen int
+	// Transactions is how many MAIL commands were accepted.
+	Transactions int
+	// Held is how many transactions are waiting in DATA on a Hold.
+	Held int
+}
+
+// Stats is a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// WaitStats polls until cond holds of the counters, failing the test at the
+// deadline.
+func (s *Server) WaitStats(tb testing.TB, timeout time.Duration, cond func(Stats) bool) Stats {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st := s.Stats()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("smtptest: stats never met the condition within %v; last %+v", timeout, st)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// pollInterval is how often Wait functions look again.
+const pollInterval = 5 * time.Millisecond
+
+// countingListener counts accepted connections and, through countedConn,
+// how many are open.
+type countingListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.s.mu.Lock()
+	l.s.stats.Connections++
+	l.s.stats.Open++
+	l.s.stats.MaxOpen = max(l.s.stats.MaxOpen, l.s.stats.Open)
+	l.s.mu.Unlock()
+	return &countedConn{Conn: c, s: l.s}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	s    *Server
+	once sync.Once
+}
+
+// pipeliningLine is how go-smtp's server announces PIPELINING: one line,
+// written on its own, never the last of the EHLO reply.
+var pipeliningLine = []byte("250-PIPELINING\r\n")
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	if c.s.cfg.noPipeline && bytes.Equal(b, pipeliningLine) {
+		return len(b), nil
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.s.mu.Lock()
+		c.s.stats.Open--
+		c.s.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
