@@ -96,10 +96,7 @@ func TestGracefulShutdown(t *testing.T) {
 // Nodes sharing PostgreSQL: both start at once on an empty database (the
 // migrations run once), and a key revoked through one fails on the other.
 func TestTwoNodesSharePostgres(t *testing.T) {
-	if os.Getenv(storetest.EnvDatabaseURL) == "" {
-		t.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
-	}
-	dbURL := storetest.NewPostgresDatabase(t)
+	dbURL := postgresOrSkip(t)
 	work := t.TempDir()
 	var a, b *server
 	var wg sync.WaitGroup
@@ -119,4 +116,12 @@ func TestTwoNodesSharePostgres(t *testing.T) {
 	if r := b.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: k}); r.Code() != mailroom.ECodeAPIKeyRevoked {
 		t.Fatalf("node b still accepts a key node a revoked: %d %s", r.Status, r.Body)
 	}
+}
+
+// postgresOrSkip returns a fresh database, or skips saying why.
+func postgresOrSkip(t *testing.T) string {
+	if os.Getenv(storetest.EnvDatabaseURL) == "" {
+		t.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
+	}
+	return storetest.NewPostgresDatabase(t)
 }

@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/smtp/smtptest"
+)
+
+// world is the outside a node delivers into: a DNS server that says where
+// example.net's mail goes, and that mail server.
+type world struct {
+	dns *dnstest.Server
+	mx  *smtptest.Server
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{dns: dnstest.Start(t), mx: smtptest.Start(t)}
+	w.dns.SetA("mail.operator.test", "127.0.0.1")
+	w.dns.SetMX("example.net", 10, "mx.example.net")
+	w.dns.SetA("mx.example.net", "127.0.0.1")
+	return w
+}
+
+// flags point a node at the world.
+func (w *world) flags() []string {
+	return []string{"--dns-server", w.dns.Addr(), "--hostname", "mail.operator.test",
+		"--smtp-port", fmt.Sprint(w.mx.Port()), "--retry-min-delay", "200ms"}
+}
+
+// verifyDomain adds name through node s, publishes its records and verifies it.
+func (w *world) verifyDomain(t *testing.T, c *apitest.Client, key, name string) {
+	t.Helper()
+	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/domains", Key: key, Body: map[string]string{"name": name}})
+	var d struct {
+		Records []mailroom.DNSRecord `json:"records"`
+	}
+	if err := json.Unmarshal(r.Body, &d); err != nil || r.Status != 201 {
+		t.Fatalf("add domain: %d %s", r.Status, r.Body)
+	}
+	for _, rec := range d.Records {
+		if rec.Type == "MX" {
+			w.dns.SetMX(rec.Name, uint16(*rec.Priority), rec.Value)
+		} else {
+			w.dns.SetTXT(rec.Name, rec.Value)
+		}
+	}
+	if r := c.Do(apitest.Request{Method: "POST", Path: "/v1/domains/" + name + "/verify", Key: key}); r.Str("status") != "verified" {
+		t.Fatalf("verify: %s", r.Body)
+	}
+}
+
+// receivedByMessageID counts the copies of each message the server got.
+func (w *world) receivedByMessageID() map[string]int {
+	out := map[string]int{}
+	for _, m := range w.mx.Messages() {
+		out[messageIDOf(m.Data)] += len(m.Rcpts)
+	}
+	return out
+}
+
+func messageIDOf(data []byte) string {
+	for _, line := range strings.Split(string(data), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "Message-ID: "); ok {
+			return v
+		}
+		if line == "" {
+			break
+		}
+	}
+	return ""
+}
+
+// Two nodes on one PostgreSQL deliver 1,000 messages, each exactly once.
+func TestTwoNodesDeliverOnce(t *testing.T) {
+	dbURL := postgresOrSkip(t)
+	w := newWorld(t)
+	work := t.TempDir()
+	secret := "--secret-key=" + strings.Repeat("A", 43) + "="
+	args := append(w.flags(), "--database-url", dbURL, secret)
+	a := startServer(t, filepath.Join(work, "a"), args...)
+	b := startServer(t, filepath.Join(work, "b"), args...)
+	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	w.verifyDomain(t, a.client, key, "shop.example")
+
+	const total = 1000
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range total {
+		node := a
+		if i%2 == 1 {
+			node = b
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r := node.client.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
+				"from": "orders@shop.example", "to": fmt.Sprintf("r%d@example.net", i), "subject": "Order", "text": "Thanks"}})
+			if r.Status != 200 {
+				t.Errorf("send %d: %d %s", i, r.Status, r.Body)
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(w.receivedByMessageID()) < total && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := w.receivedByMessageID()
+	if len(got) != total {
+		t.Fatalf("%d of %d messages arrived", len(got), total)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("message %s arrived %d times", id, n)
+		}
+	}
+}
