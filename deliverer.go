@@ -101,22 +101,23 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 		}
 		groups[k] = append(groups[k], q)
 	}
-	var mu sync.Mutex
-	var attempts []*Attempt
 	var wg sync.WaitGroup
 	for _, k := range order {
 		wg.Go(func() {
-			got := d.deliverGroup(ctx, groups[k])
-			mu.Lock()
-			attempts = append(attempts, got...)
-			mu.Unlock()
+			// Each group records its outcome as soon as its SMTP exchange
+			// ends (the store shares the commit with its neighbours), so
+			// that a crash repeats only the exchanges it interrupted. If
+			// recording fails, the claim's lease runs out and the
+			// recipients are delivered again: at least once, never lost.
+			attempts := d.deliverGroup(ctx, groups[k])
+			if err := d.Store.RecordAttempts(context.WithoutCancel(ctx), attempts); err != nil {
+				d.Log.Error("could not record delivery outcomes; they will be retried when the lease ends",
+					"message_id", k.message, "err", err)
+			}
 		})
 	}
 	wg.Wait()
-	// One transaction records the whole batch. If it fails the claims'
-	// leases run out and the recipients are delivered again: at least
-	// once, never lost.
-	return len(claimed), d.Store.RecordAttempts(context.WithoutCancel(ctx), attempts)
+	return len(claimed), nil
 }
 
 // deliverGroup sends one message to its recipients at one domain.

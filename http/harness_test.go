@@ -45,13 +45,19 @@ const (
 )
 
 // clock is a settable clock, so that schedules and deadlines are tested
-// without waiting for them.
+// without waiting for them. Like real time it moves on between readings
+// (by a millisecond), so that what happens later is stamped later.
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
 
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 

@@ -77,6 +77,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 var engine = sqlstore.Engine{
 	Name:       "postgres",
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	LockRows:   " FOR UPDATE",
 	Committers: 4,
 	IsUniqueViolation: func(err error) bool {
 		var e *pgconn.PgError

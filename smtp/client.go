@@ -53,7 +53,7 @@ func newClient(raw net.Conn, host, addr string, commandTimeout, dataTimeout time
 
 // setConn switches the session onto conn, dropping anything buffered from
 // the connection before: after STARTTLS nothing read in clear may be taken
-// as said under TLS (RFC 3207 §5).
+// as said under TLS (RFC 3207 §4.2; CVE-2011-0411).
 func (c *client) setConn(conn net.Conn) {
 	c.conn = conn
 	c.r = bufio.NewReader(conn)

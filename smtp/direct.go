@@ -149,5 +149,6 @@ func hostAddrs(ctx context.Context, r *dns.Resolver, host, port string, known []
 }
 
 // Close ends the idle sessions. Deliveries under way finish, and their
-// sessions are closed rather than kept.
+// sessions, like those of any Deliver after Close, are closed rather than
+// kept.
 func (d *Direct) Close() error { return d.engine().close() }

@@ -142,7 +142,7 @@ func (e *engine) attempt(ctx context.Context, host string, addrs func(context.Co
 // (RFC 5321 §4.1.1.9) that the server still listens: servers close idle
 // sessions, and a message must not be deferred for that.
 func (e *engine) reuse(ctx context.Context, host string) *client {
-	for {
+	for ctx.Err() == nil {
 		c := e.pool.get(host)
 		if c == nil {
 			return nil
@@ -154,6 +154,7 @@ func (e *engine) reuse(ctx context.Context, host string) *client {
 		}
 		c.close()
 	}
+	return nil
 }
 
 // use runs one transaction on c. A context that ends mid-way closes the

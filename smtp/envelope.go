@@ -30,8 +30,8 @@ func (t *transaction) envelope() (envelope, bool) {
 		t.settleRest(local(553, enhNonASCII, "%s does not support SMTPUTF8, which the sender address needs", c.host))
 		return envelope{}, false
 	}
-	// RFC 1870 §6.1: a message larger than the server's fixed maximum is
-	// not sent at all; it would be refused with 552.
+	// RFC 1870 §4: a message larger than the server's fixed maximum
+	// would be refused with 552, so it is not sent at all.
 	if max, err := strconv.Atoi(c.ext["SIZE"]); err == nil && max > 0 && len(d.Data) > max {
 		t.settleRest(local(552, enhTooBig, "message of %d bytes exceeds the %d-byte maximum of %s", len(d.Data), max, c.host))
 		return envelope{}, false
@@ -56,7 +56,7 @@ func (t *transaction) envelope() (envelope, bool) {
 
 	var p strings.Builder
 	if _, ok := c.ext["SIZE"]; ok {
-		// RFC 1870 §6: declare the size so that the server can refuse
+		// RFC 1870 §3: declare the size so that the server can refuse
 		// before the data is sent.
 		p.WriteString(" SIZE=" + strconv.Itoa(len(d.Data)))
 	}

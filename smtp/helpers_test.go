@@ -24,10 +24,14 @@ const testTimeout = 10 * time.Second
 // test ends.
 func newDirect(t *testing.T, dnsSrv *dnstest.Server, port int) *Direct {
 	t.Helper()
-	d := NewDirect(&dns.Resolver{Server: dnsSrv.Addr(), Timeout: 2 * time.Second}, ehloName)
+	d := NewDirect(newResolver(dnsSrv), ehloName)
 	d.Port = port
 	t.Cleanup(func() { _ = d.Close() })
 	return d
+}
+
+func newResolver(dnsSrv *dnstest.Server) *dns.Resolver {
+	return &dns.Resolver{Server: dnsSrv.Addr(), Timeout: 2 * time.Second}
 }
 
 // publishMX makes domain's mail go to mx, which resolves to ip.
@@ -76,6 +80,18 @@ func deliver(t *testing.T, tr mailroom.Transport, d *mailroom.Delivery) []mailro
 		}
 	}
 	return res
+}
+
+// deliverAsync runs a delivery in its own goroutine; the results arrive on
+// the channel.
+func deliverAsync(tr mailroom.Transport, d *mailroom.Delivery) <-chan []mailroom.RecipientResult {
+	out := make(chan []mailroom.RecipientResult, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		out <- tr.Deliver(ctx, d)
+	}()
+	return out
 }
 
 // want checks one result's outcome, code and enhanced code, and that its

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,8 +20,7 @@ func TestDirectCapsConnectionsPerHost(t *testing.T) {
 	release := mx.Hold("slow@example.test")
 	defer release()
 
-	first := make(chan []mailroom.RecipientResult)
-	go func() { first <- deliver(t, d, delivery("example.test", "slow@example.test")) }()
+	first := deliverAsync(d, delivery("example.test", "slow@example.test"))
 	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == 1 })
 
 	// With the host's only slot taken, a second delivery waits for it, up
@@ -48,14 +48,12 @@ func TestDirectConcurrentDeliveriesStayWithinCap(t *testing.T) {
 	d.MaxConnsPerHost = 2
 
 	const n = 20
-	done := make(chan []mailroom.RecipientResult, n)
+	var done []<-chan []mailroom.RecipientResult
 	for i := range n {
-		go func() {
-			done <- deliver(t, d, delivery("example.test", "r"+string(rune('a'+i))+"@example.test"))
-		}()
+		done = append(done, deliverAsync(d, delivery("example.test", fmt.Sprintf("r%d@example.test", i))))
 	}
-	for range n {
-		want(t, (<-done)[0], mailroom.Delivered, 250, "2.0.0", "queued as")
+	for _, ch := range done {
+		want(t, (<-ch)[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	}
 	if st := mx.Stats(); st.MaxOpen > 2 || st.Transactions != n {
 		t.Errorf("stats %+v, want at most 2 connections open and %d transactions", st, n)
@@ -74,9 +72,9 @@ func TestDirectSlowHostDoesNotStallOthers(t *testing.T) {
 	release := mx.Hold("a@slow.test")
 	defer release()
 
-	slow := make(chan []mailroom.RecipientResult, 2)
-	for range 2 {
-		go func() { slow <- deliver(t, d, delivery("slow.test", "a@slow.test")) }()
+	slow := []<-chan []mailroom.RecipientResult{
+		deliverAsync(d, delivery("slow.test", "a@slow.test")),
+		deliverAsync(d, delivery("slow.test", "a@slow.test")),
 	}
 	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == 2 })
 
@@ -85,7 +83,7 @@ func TestDirectSlowHostDoesNotStallOthers(t *testing.T) {
 	want(t, res[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 
 	release()
-	for range 2 {
-		want(t, (<-slow)[0], mailroom.Delivered, 250, "2.0.0", "queued as")
+	for _, ch := range slow {
+		want(t, (<-ch)[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	}
 }

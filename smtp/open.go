@@ -38,7 +38,7 @@ func (e *engine) handshake(ctx context.Context, c *client) (status, bool) {
 			return why, false
 		}
 	}
-	// RFC 5321 §4.3.1: the server speaks first.
+	// RFC 5321 §3.1: the server speaks first.
 	c.deadline(c.commandTimeout)
 	greeting, err := c.read()
 	if err != nil {
@@ -95,7 +95,7 @@ func (e *engine) handshake(ctx context.Context, c *client) (status, bool) {
 
 // hello introduces us (RFC 5321 §4.1.1.1) and records the extensions the
 // server offers; a server that does not know EHLO gets HELO (RFC 5321
-// §4.1.4, §3.2).
+// §3.2).
 func (c *client) hello(name string) (status, bool) {
 	r, err := c.cmd("EHLO %s", name)
 	if err != nil {

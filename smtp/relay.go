@@ -25,7 +25,7 @@ type Relay struct {
 	Hostname string
 	// TLSConfig verifies the relay; nil means the system's roots and the
 	// relay's host name, as a configured smarthost should be checked
-	// (RFC 8314 §4.1). Tests set RootCAs.
+	// (RFC 8314). Tests set RootCAs.
 	TLSConfig *tls.Config
 	// Dialer opens connections; nil means a net.Dialer.
 	Dialer Dialer

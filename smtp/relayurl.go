@@ -23,8 +23,8 @@ type RelayConfig struct {
 }
 
 // Default relay ports: smtp:// means the SMTP port, smtps:// the
-// submissions port (RFC 8314 §7.3). A submission relay on 587 is written
-// with its port.
+// submissions port of RFC 8314. A submission relay on 587 is written with
+// its port.
 const (
 	DefaultRelayPort    = 25
 	DefaultRelayTLSPort = 465

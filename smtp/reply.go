@@ -21,13 +21,16 @@ type reply struct {
 	lines []string
 }
 
-// newReply builds a reply from its code and lines.
+// newReply builds a reply from its code and lines. Servers differ in where
+// the enhanced code goes in a multi-line reply: every line (RFC 2034 §4),
+// or only the last; the first one found is the reply's, and it is taken off
+// every line that repeats it.
 func newReply(code int, lines []string) reply {
 	r := reply{Code: code, lines: lines}
 	texts := make([]string, 0, len(lines))
-	for i, line := range lines {
+	for _, line := range lines {
 		enh, rest := splitEnhanced(code, line)
-		if i == 0 {
+		if r.Enhanced == "" {
 			r.Enhanced = enh
 		}
 		if enh != "" && enh == r.Enhanced {
@@ -88,6 +91,17 @@ func (r reply) status() status {
 	case 5:
 		st.Outcome = mailroom.Bounced
 	default:
+		st.Outcome = mailroom.Deferred
+	}
+	return st
+}
+
+// refusal is the verdict of a reply other than the one a command needed to
+// go on (354 to DATA): a 2xx there makes no sense, and a reply that makes no
+// sense is unknown, so deferred, never delivered.
+func (r reply) refusal() status {
+	st := r.status()
+	if st.Outcome == mailroom.Delivered {
 		st.Outcome = mailroom.Deferred
 	}
 	return st

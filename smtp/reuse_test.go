@@ -95,7 +95,7 @@ func TestDirectContextEndDefersAndDiscardsSession(t *testing.T) {
 	defer release()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan []mailroom.RecipientResult)
+	done := make(chan []mailroom.RecipientResult, 1)
 	go func() { done <- d.Deliver(ctx, delivery("example.test", "slow@example.test")) }()
 	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == 1 })
 	cancel()

@@ -42,7 +42,8 @@ func findRoute(ctx context.Context, r *dns.Resolver, domain string) (route, stat
 		}
 	}
 	if dns.IsNullMX(mxs) {
-		// RFC 7505 §4.3: the domain says it accepts no mail at all.
+		// RFC 7505 §3: the domain says it accepts no mail at all; the
+		// client reports 556 5.1.10 without connecting anywhere.
 		return route{}, local(556, enhNullMX, "%s does not accept mail (null MX, RFC 7505)", domain), false
 	}
 
@@ -59,8 +60,8 @@ func findRoute(ctx context.Context, r *dns.Resolver, domain string) (route, stat
 		rand.Shuffle(len(group), func(i, j int) { group[i], group[j] = group[j], group[i] })
 		for _, mx := range group {
 			host := hostName(mx.Host)
-			// RFC 7505 §3: a "." among real MX records is a mistake of
-			// the domain's, and is skipped.
+			// A "." among real MX records is the domain's mistake (RFC
+			// 7505 §3 forbids the mix) and is skipped.
 			if host == "" || seen[host] {
 				continue
 			}

@@ -89,7 +89,7 @@ func TestDirectTriesNextMXWhenFirstRefuses(t *testing.T) {
 	}
 }
 
-func TestDirectTriesNextMXWhenFirstGreetsWithRefusal(t *testing.T) {
+func TestDirectSkipsMXHostWithoutAddress(t *testing.T) {
 	dnsSrv := dnstest.Start(t)
 	// The first host has no address at all: it is passed over like one
 	// that does not answer.

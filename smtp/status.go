@@ -18,17 +18,17 @@ type status struct {
 // Enhanced status codes (RFC 3463 §3) for failures that happen here rather
 // than at the receiver, so that the email log classifies them alike.
 const (
-	enhNoAnswer      = "4.4.1" // no answer from host: connection refused or timed out
-	enhBadConnection = "4.4.2" // the connection broke mid-session
-	enhDNS           = "4.4.3" // directory server failure
-	enhCongestion    = "4.4.5" // no connection slot before the deadline
-	enhSecurity      = "4.7.0" // security: TLS or AUTH could not be set up
-	enhNoDomain      = "5.1.2" // bad destination system address
-	enhNullMX        = "5.1.10"
-	enhBadRecipient  = "5.1.3" // bad destination mailbox address syntax
-	enhBadSender     = "5.5.4" // invalid command arguments: our own envelope
-	enhTooBig        = "5.3.4" // message too big for system
-	enhNonASCII      = "5.6.7" // non-ASCII addresses not permitted
+	enhNoAnswer      = "4.4.1"  // no answer from host: connection refused or timed out
+	enhBadConnection = "4.4.2"  // the connection broke mid-session
+	enhDNS           = "4.4.3"  // directory server failure
+	enhCongestion    = "4.4.5"  // no connection slot before the deadline
+	enhSecurity      = "4.7.0"  // security: TLS or AUTH could not be set up
+	enhNoDomain      = "5.1.2"  // bad destination system address
+	enhNullMX        = "5.1.10" // recipient address has null MX (RFC 7505 §3)
+	enhBadRecipient  = "5.1.3"  // bad destination mailbox address syntax
+	enhBadSender     = "5.5.4"  // invalid command arguments: our own envelope
+	enhTooBig        = "5.3.4"  // message too big for system
+	enhNonASCII      = "5.6.7"  // non-ASCII addresses not permitted
 )
 
 // deferred is a temporary failure without a reply from the server: a

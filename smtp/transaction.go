@@ -73,7 +73,7 @@ func (t *transaction) stepwise(env envelope) bool {
 		return t.broken("DATA", err)
 	}
 	if r.Code != 354 {
-		t.settleAccepted(r.status())
+		t.settleAccepted(r.refusal())
 		return !r.closing() && c.reset()
 	}
 	return t.body()
@@ -82,7 +82,7 @@ func (t *transaction) stepwise(env envelope) bool {
 // pipelined sends MAIL, every RCPT and DATA in one write and then reads
 // their replies in order (RFC 2920 §3.1), saving a round trip per command.
 // Every reply is read, whatever came before, so that the session stays in
-// step (RFC 2920 §3.2).
+// step (RFC 2920 §3.1).
 func (t *transaction) pipelined(env envelope) bool {
 	c := t.c
 	c.deadline(c.commandTimeout)
@@ -131,11 +131,14 @@ func (t *transaction) pipelined(env envelope) bool {
 		// message at once; with no recipients it goes nowhere.
 		return t.emptyData()
 	case len(t.accepted) > 0:
-		t.settleAccepted(r.status())
+		t.settleAccepted(r.refusal())
+		return !r.closing() && c.reset()
+	case mailOK:
+		// Every RCPT failed, and DATA with them (RFC 5321 §3.3): the
+		// MAIL may still be open.
 		return !r.closing() && c.reset()
 	default:
-		// MAIL or every RCPT failed, and DATA with them: there is no
-		// transaction left open.
+		// MAIL failed: no transaction was ever open.
 		return !r.closing()
 	}
 }
@@ -198,7 +201,8 @@ func (t *transaction) body() bool {
 	return !r.closing()
 }
 
-// emptyData ends a DATA that has no recipient to carry.
+// emptyData ends a DATA that has no recipient to carry, and resets the
+// session, whatever the server made of the empty message.
 func (t *transaction) emptyData() bool {
 	c := t.c
 	c.deadline(c.commandTimeout)
@@ -209,7 +213,7 @@ func (t *transaction) emptyData() bool {
 		return false
 	}
 	r, err := c.read()
-	return err == nil && !r.closing()
+	return err == nil && !r.closing() && c.reset()
 }
 
 // reset abandons the transaction with RSET (RFC 5321 §4.1.1.5) so that the

@@ -14,7 +14,21 @@ import (
 // share one transaction and one fsync, and each is answered after that
 // commit (DESIGN.md §2).
 func (s *Store) AcceptMessage(ctx context.Context, m *mailroom.Message) (mailroom.AcceptResult, error) {
-	return s.committer.submit(ctx, m)
+	var res mailroom.AcceptResult
+	var reused error
+	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		res, err = s.acceptOne(ctx, tx, m)
+		if mailroom.IsCode(err, mailroom.ECodeIdempotencyKeyReused) {
+			// An answer, not a failure: it must not abort the batch.
+			reused, err = err, nil
+		}
+		return err
+	})
+	if err == nil {
+		err = reused
+	}
+	return res, err
 }
 
 // acceptOne writes one message inside tx: the idempotency check, the

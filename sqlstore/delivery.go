@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -17,39 +19,52 @@ const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.
 // ClaimDueRecipients leases due recipients by pushing due_at forward to the
 // end of the lease before anything is dialled (as mox does): a node that
 // dies mid-delivery leaves them due again when the lease ends, and a crash
-// can never make a recipient hot-loop. On PostgreSQL, SKIP LOCKED lets
-// nodes claim side by side.
+// can never make a recipient hot-loop.
+//
+// Claims take whole messages: all due recipients of a message go to one
+// worker, so that the recipients of one domain share one SMTP transaction.
+// On PostgreSQL the message rows are locked with SKIP LOCKED, so nodes and
+// workers claim side by side without ever splitting a message.
 func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.QueuedRecipient, error) {
 	var out []*mailroom.QueuedRecipient
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`UPDATE recipients SET due_at = $2
-			WHERE (message_id, address) IN (SELECT message_id, address FROM recipients
-				WHERE due_at <= $1 ORDER BY due_at LIMIT $3 %s)
-			RETURNING message_id, address`, s.engine.SkipLocked), micros(now), micros(now.Add(lease)), limit)
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT id FROM messages WHERE id IN (
+			SELECT message_id FROM recipients WHERE due_at <= $1 ORDER BY due_at LIMIT $2) %s`, s.engine.SkipLocked),
+			micros(now), 4*limit)
 		if err != nil {
-			return s.wrap(err, "claim recipients")
+			return s.wrap(err, "claim messages")
 		}
-		type key struct{ msg, addr string }
-		var keys []key
-		for rows.Next() {
-			var k key
-			if err := rows.Scan(&k.msg, &k.addr); err != nil {
-				rows.Close()
+		ids, err := collect(rows, func(r scanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		})
+		if err != nil {
+			return s.wrap(err, "claim messages")
+		}
+		for _, id := range ids {
+			if len(out) >= limit {
+				break
+			}
+			rows, err := tx.QueryContext(ctx, `UPDATE recipients SET due_at = $3
+				WHERE message_id = $1 AND due_at <= $2 RETURNING message_id, address`, id, micros(now), micros(now.Add(lease)))
+			if err != nil {
 				return s.wrap(err, "claim recipients")
 			}
-			keys = append(keys, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.wrap(err, "claim recipients")
-		}
-		for _, k := range keys {
-			q, err := scanQueued(tx.QueryRowContext(ctx, `SELECT `+queuedColumns+` FROM recipients r
-				JOIN messages m ON m.id = r.message_id WHERE r.message_id = $1 AND r.address = $2`, k.msg, k.addr))
+			claimed, err := collect(rows, func(r scanner) ([2]string, error) {
+				var k [2]string
+				return k, r.Scan(&k[0], &k[1])
+			})
 			if err != nil {
-				return s.wrap(err, "read claimed recipient")
+				return s.wrap(err, "claim recipients")
 			}
-			out = append(out, q)
+			for _, k := range claimed {
+				q, err := scanQueued(tx.QueryRowContext(ctx, `SELECT `+queuedColumns+` FROM recipients r
+					JOIN messages m ON m.id = r.message_id WHERE r.message_id = $1 AND r.address = $2`, k[0], k[1]))
+				if err != nil {
+					return s.wrap(err, "read claimed recipient")
+				}
+				out = append(out, q)
+			}
 		}
 		return nil
 	})
@@ -99,9 +114,19 @@ func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, err
 }
 
 // RecordAttempts stores attempts' outcomes and re-derives their messages'
-// statuses, all in one transaction.
+// statuses, all in one transaction, shared with other concurrent writes
+// (group commit): each delivery records its outcome as soon as its SMTP
+// exchange ends, without paying a commit of its own.
 func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// Two deliveries of one message (to two domains) may record at
+		// once. Each re-derives the message's status from all its
+		// recipients, so each must see the other's: lock the messages
+		// first, in id order (so that two transactions cannot deadlock on
+		// them). SQLite's single writer needs no lock.
+		if err := s.lockMessages(ctx, tx, attempts); err != nil {
+			return err
+		}
 		touched := map[string]bool{}
 		for _, a := range attempts {
 			r := a.Recipient
@@ -135,6 +160,23 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 		}
 		return nil
 	})
+}
+
+func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, attempts []*mailroom.Attempt) error {
+	if s.engine.LockRows == "" {
+		return nil
+	}
+	ids := map[string]bool{}
+	for _, a := range attempts {
+		ids[a.Recipient.MessageID] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		var got string
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = $1`+s.engine.LockRows, id).Scan(&got); err != nil {
+			return s.wrap(err, "lock message")
+		}
+	}
+	return nil
 }
 
 // rederiveStatus sets a message's status from its recipients' (API.md §6).

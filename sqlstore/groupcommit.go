@@ -14,84 +14,82 @@ import (
 // transaction's latency low.
 const maxBatch = 128
 
-type acceptRequest struct {
-	m     *mailroom.Message
-	reply chan acceptReply
+// job is one unit of work that must be durable before its caller hears
+// back: an accept, or a delivery's outcome. run writes inside the shared
+// transaction; an error from it aborts the whole batch, so outcomes that
+// must not (a reused idempotency key) are kept by the job itself.
+type job struct {
+	run   func(ctx context.Context, tx *sql.Tx) error
+	reply chan error
 }
 
-type acceptReply struct {
-	res mailroom.AcceptResult
-	err error
-}
-
-// committer turns concurrent accepts into few transactions. Each worker
-// takes whatever requests are waiting (at least one), writes them in one
-// transaction and answers each after the commit. Nothing waits for a batch
-// to fill: under light load a batch is one request and adds no latency.
+// committer turns concurrent writes into few transactions (DESIGN.md §2).
+// Each worker takes whatever jobs are waiting (at least one), runs them in
+// one transaction and answers each after the commit. Nothing waits for a
+// batch to fill: under light load a batch is one job and adds no latency.
 type committer struct {
 	s     *Store
-	queue chan *acceptRequest
+	queue chan *job
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	// closed is set under mu's write lock, and requests are queued under
-	// its read lock: once close holds the lock, no request can arrive
-	// after the workers' final drain.
+	// closed is set under mu's write lock, and jobs are queued under its
+	// read lock: once close holds the lock, no job can arrive after the
+	// workers' final drain.
 	mu     sync.RWMutex
 	closed bool
 }
 
 func newCommitter(s *Store, workers int) *committer {
-	c := &committer{s: s, queue: make(chan *acceptRequest, 4*maxBatch), stop: make(chan struct{})}
+	c := &committer{s: s, queue: make(chan *job, 4*maxBatch), stop: make(chan struct{})}
 	for range workers {
 		c.wg.Go(c.run)
 	}
 	return c
 }
 
-func (c *committer) submit(ctx context.Context, m *mailroom.Message) (mailroom.AcceptResult, error) {
-	req := &acceptRequest{m: m, reply: make(chan acceptReply, 1)}
+// do runs fn in a shared transaction and returns once it is committed (or
+// failed). Once queued, a job is answered after its commit whatever the
+// caller's context does: the answer says whether the write is stored.
+func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	j := &job{run: fn, reply: make(chan error, 1)}
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
-		return mailroom.AcceptResult{}, mailroom.Unavailable(sql.ErrConnDone)
+		return mailroom.Unavailable(sql.ErrConnDone)
 	}
 	select {
-	case c.queue <- req:
+	case c.queue <- j:
 		c.mu.RUnlock()
 	case <-ctx.Done():
 		c.mu.RUnlock()
-		return mailroom.AcceptResult{}, mailroom.Unavailable(ctx.Err())
+		return mailroom.Unavailable(ctx.Err())
 	}
-	// Once queued, the request is answered after its commit whatever the
-	// client does: the reply says whether the message is stored.
-	r := <-req.reply
-	return r.res, r.err
+	return <-j.reply
 }
 
 func (c *committer) run() {
 	for {
-		var first *acceptRequest
+		var first *job
 		select {
 		case first = <-c.queue:
 		case <-c.stop:
-			// Commit what was queued before close: every queued request
-			// gets its answer.
+			// Commit what was queued before close: every job is answered.
 			for {
 				select {
-				case r := <-c.queue:
-					c.commit([]*acceptRequest{r})
+				case j := <-c.queue:
+					c.commit([]*job{j})
 				default:
 					return
 				}
 			}
 		}
-		batch := []*acceptRequest{first}
+		batch := []*job{first}
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case r := <-c.queue:
-				batch = append(batch, r)
+			case j := <-c.queue:
+				batch = append(batch, j)
 			default:
 				break drain
 			}
@@ -100,32 +98,27 @@ func (c *committer) run() {
 	}
 }
 
-// commit writes batch in one transaction. If the transaction fails as a
-// whole, each request is retried in a transaction of its own, so that one
-// bad request cannot fail the others.
-func (c *committer) commit(batch []*acceptRequest) {
-	replies := make([]acceptReply, len(batch))
-	err := c.s.inTx(context.Background(), func(tx *sql.Tx) error {
-		for i, req := range batch {
-			res, err := c.s.acceptOne(context.Background(), tx, req.m)
-			if err != nil && !mailroom.IsCode(err, mailroom.ECodeIdempotencyKeyReused) {
+// commit runs batch in one transaction. If it fails as a whole, each job is
+// retried in a transaction of its own, so that one bad job cannot fail the
+// others.
+func (c *committer) commit(batch []*job) {
+	ctx := context.Background()
+	err := c.s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, j := range batch {
+			if err := j.run(ctx, tx); err != nil {
 				return err
 			}
-			replies[i] = acceptReply{res, err}
 		}
 		return nil
 	})
-	if err == nil || len(batch) == 1 {
-		for i, req := range batch {
-			if err != nil {
-				replies[i] = acceptReply{err: err}
-			}
-			req.reply <- replies[i]
+	if err != nil && len(batch) > 1 {
+		for _, j := range batch {
+			c.commit([]*job{j})
 		}
 		return
 	}
-	for _, req := range batch {
-		c.commit([]*acceptRequest{req})
+	for _, j := range batch {
+		j.reply <- err
 	}
 }
 

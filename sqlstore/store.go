@@ -28,6 +28,10 @@ type Engine struct {
 	// UPDATE SKIP LOCKED" on PostgreSQL, so nodes claim side by side; empty
 	// on SQLite, whose single writer already makes a claim atomic.
 	SkipLocked string
+	// LockRows is appended to a SELECT that must lock the rows it reads
+	// until the transaction ends: " FOR UPDATE" on PostgreSQL; empty on
+	// SQLite, where the single writer serialises transactions anyway.
+	LockRows string
 	// Committers is how many group-commit transactions may run at once:
 	// 1 for SQLite (one writer), a few for PostgreSQL.
 	Committers int

@@ -21,6 +21,7 @@ type deliveryFlags struct {
 	retryWindow   time.Duration
 	retention     time.Duration
 	workers       int
+	lease         time.Duration
 }
 
 func (f *deliveryFlags) register(fs *flag.FlagSet) {
@@ -31,6 +32,7 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")
 	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery workers on this node; each claims its own batch")
+	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "how long a node holds the recipients it claimed; after a crash they are retried when it ends (keep it above the SMTP timeouts)")
 }
 
 // transport builds the Transport of the chosen mode.
@@ -68,14 +70,14 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 	if f.retention < 24*time.Hour {
 		return nil, nil, nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
 	}
-	if f.retryMinDelay <= 0 || f.retryWindow <= 0 {
-		return nil, nil, nil, usageError{"--retry-min-delay and --retry-window must be positive"}
+	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
+		return nil, nil, nil, usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
 	}
 	deliverer := &mailroom.Deliverer{
 		Store: store, Domains: domains, Transport: transport, Now: time.Now, Log: log,
 		Composer:      compose.Composer{Hostname: hostname},
 		RetryMinDelay: f.retryMinDelay, MaxRetryDelay: 2 * time.Hour, RetryWindow: f.retryWindow,
-		Lease: 15 * time.Minute, Workers: max(1, f.workers), Batch: 50, Poll: time.Second,
+		Lease: f.lease, Workers: max(1, f.workers), Batch: 50, Poll: time.Second,
 	}
 	sender := &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake}
 	retention := &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log}

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/storetest"
+)
+
+// SIGKILL while accepting and delivering, then restart: every message that
+// got a 200 is delivered, and only what was inside its SMTP exchange at the
+// kill may arrive twice.
+func TestKillNineLosesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		w := newWorld(t)
+		work := t.TempDir()
+		dataDir := filepath.Join(work, "data")
+		const workers, batch = 2, 50
+		storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
+		args := append(append(w.flags(), storage...), "--delivery-workers", fmt.Sprint(workers), "--delivery-lease", "2s")
+		node := startServer(t, dataDir, args...)
+		key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
+		w.verifyDomain(t, node.client, key, "shop.example")
+
+		// Senders run until the kill; each remembers what got a 200.
+		var mu sync.Mutex
+		accepted := map[string]string{} // message id → idempotency key
+		var n atomic.Int64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		client := apitest.New(t, node.base, node.roots())
+		client.T = quietT{t}
+		for range 8 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					i := n.Add(1)
+					status, id := trySend(client, key, i)
+					if status == 200 {
+						mu.Lock()
+						accepted[id] = fmt.Sprint(i)
+						mu.Unlock()
+					}
+					if status == 0 {
+						return // the server is gone
+					}
+				}
+			})
+		}
+		for {
+			mu.Lock()
+			k := len(accepted)
+			mu.Unlock()
+			if k >= 300 && len(w.mx.Messages()) >= 100 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		node.stop(syscall.SIGKILL)
+		received := len(w.mx.Messages())
+		close(stop)
+		wg.Wait()
+
+		again := startServer(t, dataDir, args...)
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			got := w.receivedByMessageID()
+			missing := 0
+			for id := range accepted {
+				if got[messageIDHeader(id)] == 0 {
+					missing++
+				}
+			}
+			if missing == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d accepted messages never arrived after the restart", missing, len(accepted))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// Every accepted message is in the log.
+		for id := range accepted {
+			if r := again.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key}); r.Status != 200 {
+				t.Fatalf("accepted message %s is not in the log: %d", id, r.Status)
+			}
+		}
+		// Duplicates: only messages whose first copy was among the last
+		// exchanges before the kill (at most workers×batch in flight).
+		first := map[string]int{}
+		dups := 0
+		for i, m := range w.mx.Messages() {
+			id := messageIDOf(m.Data)
+			if at, seen := first[id]; seen {
+				dups++
+				if at < received-workers*batch {
+					t.Errorf("message %s arrived twice, first long before the kill (%d of %d)", id, at, received)
+				}
+				continue
+			}
+			first[id] = i
+		}
+		t.Logf("%d accepted, %d received before the kill, %d delivered twice (in flight at the kill)", len(accepted), received, dups)
+	})
+}
+
+// messageIDHeader is the Message-ID a message id is sent with.
+func messageIDHeader(id string) string { return "<" + id[len("msg_"):] + "@shop.example>" }
+
+// trySend sends message i and returns the status (0 when the connection
+// failed) and the message id.
+func trySend(c *apitest.Client, key string, i int64) (int, string) {
+	defer func() { _ = recover() }()
+	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
+		"from": "orders@shop.example", "to": fmt.Sprintf("r%d@example.net", i), "subject": "Order", "text": "Thanks",
+		"idempotencyKey": fmt.Sprint("order-", i)}})
+	return r.Status, r.Str("messageId")
+}
+
+// quietT turns the client's fatal errors (the server dying mid-request)
+// into panics that trySend recovers, instead of failing the test.
+type quietT struct{ *testing.T }
+
+func (q quietT) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (q quietT) Errorf(format string, args ...any) {}
+func (q quietT) Helper()                           {}
