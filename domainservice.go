@@ -178,14 +178,14 @@ func (s *Domains) RunRechecks(ctx context.Context, interval time.Duration) {
 // failure). It reads one indexed row and does no DNS, so it can sit on the
 // send path.
 func (s *Domains) CheckSendingDomain(ctx context.Context, accountID, name string) error {
-	d, err := s.Store.Domain(ctx, accountID, name)
+	status, err := s.Store.DomainStatus(ctx, accountID, name)
 	switch {
 	case IsCode(err, ECodeNotFound):
 		return Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
 	case err != nil:
 		return err
-	case !d.Status.CanSend():
-		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, d.Status)
+	case !status.CanSend():
+		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, status)
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ type DomainStore interface {
 	CreateDomain(ctx context.Context, d *Domain) error
 	// Domain finds an account's domain by its normalised name.
 	Domain(ctx context.Context, accountID, name string) (*Domain, error)
+	// DomainStatus is the status alone of an account's domain: what the
+	// send path needs, in one indexed read of one column.
+	DomainStatus(ctx context.Context, accountID, name string) (DomainStatus, error)
 	// ListDomains lists an account's domains newest first.
 	ListDomains(ctx context.Context, accountID string, page Page) ([]*Domain, string, error)
 	DeleteDomain(ctx context.Context, accountID, name string) error

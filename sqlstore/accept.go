@@ -63,7 +63,7 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 	if m.IdempotencyKey != "" {
 		key = m.IdempotencyKey
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO messages (id, account_id, status, from_address, subject, category,
+	res, err := s.txExec(ctx, tx, `INSERT INTO messages (id, account_id, status, from_address, subject, category,
 		domain, idempotency_key, request_digest, content, created_at, scheduled_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
@@ -82,7 +82,7 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 		if r.Status == firstState {
 			dueAt = micros(due)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO recipients (message_id, address, account_id, kind, position,
+		if _, err := s.txExec(ctx, tx, `INSERT INTO recipients (message_id, address, account_id, kind, position,
 			status, queued_at, due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			m.ID, r.Address, m.AccountID, string(r.Kind), i, string(r.Status), micros(due), dueAt); err != nil {
 			return mailroom.AcceptResult{}, s.wrap(err, "insert recipient")
@@ -96,7 +96,7 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 		}
 	}
 	for k, v := range m.Tags {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO message_tags (message_id, account_id, key, value)
+		if _, err := s.txExec(ctx, tx, `INSERT INTO message_tags (message_id, account_id, key, value)
 			VALUES ($1, $2, $3, $4)`, m.ID, m.AccountID, k, v); err != nil {
 			return mailroom.AcceptResult{}, s.wrap(err, "insert tag")
 		}
@@ -109,7 +109,7 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (mailroom.AcceptResult, error) {
 	var id, status string
 	var digest []byte
-	err := tx.QueryRowContext(ctx, `SELECT id, status, request_digest FROM messages
+	err := s.txQueryRow(ctx, tx, `SELECT id, status, request_digest FROM messages
 		WHERE account_id = $1 AND idempotency_key = $2`, m.AccountID, m.IdempotencyKey).Scan(&id, &status, &digest)
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
@@ -132,7 +132,7 @@ func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, m *mailroom.Mes
 		args = append(args, mailroom.AddressKey(r.Address))
 		marks[i] = "$" + strconv.Itoa(i+2)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT address FROM suppressions WHERE account_id = $1
+	rows, err := s.txQuery(ctx, tx, `SELECT address FROM suppressions WHERE account_id = $1
 		AND address IN (`+strings.Join(marks, ", ")+`)`, args...)
 	if err != nil {
 		return nil, s.wrap(err, "check suppressions")

@@ -26,8 +26,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
 
 // APIKey finds a key by id.
 func (s *Store) APIKey(ctx context.Context, keyID string) (*mailroom.APIKey, error) {
-	k, err := scanAPIKey(s.read.QueryRowContext(ctx,
-		`SELECT `+apiKeyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
+	k, err := scanAPIKey(s.readRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q.", keyID)
 	}

@@ -28,7 +28,7 @@ const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.
 func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.QueuedRecipient, error) {
 	var out []*mailroom.QueuedRecipient
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`SELECT id FROM messages WHERE id IN (
+		rows, err := s.txQuery(ctx, tx, fmt.Sprintf(`SELECT id FROM messages WHERE id IN (
 			SELECT message_id FROM recipients WHERE due_at <= $1 ORDER BY due_at LIMIT $2) %s`, s.engine.SkipLocked),
 			micros(now), 4*limit)
 		if err != nil {
@@ -45,7 +45,7 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease tim
 			if len(out) >= limit {
 				break
 			}
-			rows, err := tx.QueryContext(ctx, `UPDATE recipients SET due_at = $3
+			rows, err := s.txQuery(ctx, tx, `UPDATE recipients SET due_at = $3
 				WHERE message_id = $1 AND due_at <= $2 RETURNING message_id, address`, id, micros(now), micros(now.Add(lease)))
 			if err != nil {
 				return s.wrap(err, "claim recipients")
@@ -58,7 +58,7 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease tim
 				return s.wrap(err, "claim recipients")
 			}
 			for _, k := range claimed {
-				q, err := scanQueued(tx.QueryRowContext(ctx, `SELECT `+queuedColumns+` FROM recipients r
+				q, err := scanQueued(s.txQueryRow(ctx, tx, `SELECT `+queuedColumns+` FROM recipients r
 					JOIN messages m ON m.id = r.message_id WHERE r.message_id = $1 AND r.address = $2`, k[0], k[1]))
 				if err != nil {
 					return s.wrap(err, "read claimed recipient")
@@ -105,10 +105,10 @@ func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Me
 func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, error) {
 	var stored []byte
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw); err != nil {
+		if _, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw); err != nil {
 			return s.wrap(err, "save raw")
 		}
-		return s.wrap(tx.QueryRowContext(ctx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&stored), "save raw")
+		return s.wrap(s.txQueryRow(ctx, tx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&stored), "save raw")
 	})
 	return stored, err
 }
@@ -134,7 +134,7 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 			if r.SMTPCode != 0 {
 				code = r.SMTPCode
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
+			if _, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
 				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10
 				WHERE message_id = $1 AND address = $2`,
 				r.MessageID, r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
@@ -172,7 +172,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, attempts []*mailro
 	}
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		var got string
-		if err := tx.QueryRowContext(ctx, `SELECT id FROM messages WHERE id = $1`+s.engine.LockRows, id).Scan(&got); err != nil {
+		if err := s.txQueryRow(ctx, tx, `SELECT id FROM messages WHERE id = $1`+s.engine.LockRows, id).Scan(&got); err != nil {
 			return s.wrap(err, "lock message")
 		}
 	}
@@ -181,7 +181,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, attempts []*mailro
 
 // rederiveStatus sets a message's status from its recipients' (API.md §6).
 func (s *Store) rederiveStatus(ctx context.Context, tx *sql.Tx, messageID string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT status FROM recipients WHERE message_id = $1`, messageID)
+	rows, err := s.txQuery(ctx, tx, `SELECT status FROM recipients WHERE message_id = $1`, messageID)
 	if err != nil {
 		return s.wrap(err, "derive status")
 	}
@@ -198,7 +198,7 @@ func (s *Store) rederiveStatus(ctx context.Context, tx *sql.Tx, messageID string
 	if err := rows.Err(); err != nil {
 		return s.wrap(err, "derive status")
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE messages SET status = $2 WHERE id = $1`,
+	_, err = s.txExec(ctx, tx, `UPDATE messages SET status = $2 WHERE id = $1`,
 		messageID, string(mailroom.DeriveMessageStatus(states)))
 	return s.wrap(err, "derive status")
 }

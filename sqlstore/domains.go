@@ -41,6 +41,16 @@ func (s *Store) Domain(ctx context.Context, accountID, name string) (*mailroom.D
 	return d, s.wrap(err, "find domain")
 }
 
+// DomainStatus reads the status of an account's domain.
+func (s *Store) DomainStatus(ctx context.Context, accountID, name string) (mailroom.DomainStatus, error) {
+	var status string
+	err := s.readRow(ctx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, accountID, name).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	}
+	return mailroom.DomainStatus(status), s.wrap(err, "domain status")
+}
+
 // ListDomains lists an account's domains, newest first.
 func (s *Store) ListDomains(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Domain, string, error) {
 	after, err := parseCursor(p.Cursor)

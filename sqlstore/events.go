@@ -9,7 +9,7 @@ import (
 
 // insertEvent writes e inside the transaction of the change it describes.
 func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventColumns+`)
+	_, err := s.txExec(ctx, tx, `INSERT INTO events (`+eventColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt),
 		nullString(e.MessageID), nullString(e.Recipient))
 	return s.wrap(err, "insert event")

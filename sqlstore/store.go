@@ -50,13 +50,15 @@ type Store struct {
 	read      *sql.DB
 	engine    Engine
 	committer *committer
+	// Prepared statements of the hot paths, per pool.
+	writeStmts, readStmts *stmtCache
 }
 
 var _ mailroom.Store = (*Store)(nil)
 
 // New returns a store over already migrated databases.
 func New(write, read *sql.DB, engine Engine) *Store {
-	s := &Store{write: write, read: read, engine: engine}
+	s := &Store{write: write, read: read, engine: engine, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	s.committer = newCommitter(s, max(1, engine.Committers))
 	return s
 }
@@ -75,6 +77,8 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes both pools.
 func (s *Store) Close() error {
 	s.committer.close()
+	s.writeStmts.close()
+	s.readStmts.close()
 	err := s.write.Close()
 	if s.read != s.write {
 		err = errors.Join(err, s.read.Close())

@@ -28,12 +28,12 @@ func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Su
 	c := *sup
 	c.Address = mailroom.AddressKey(sup.Address)
 	sup = &c
-	if _, err := tx.ExecContext(ctx, `INSERT INTO suppressions (`+suppressionColumns+`) VALUES ($1, $2, $3, $4, $5)
+	if _, err := s.txExec(ctx, tx, `INSERT INTO suppressions (`+suppressionColumns+`) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (account_id, address) DO NOTHING`,
 		sup.AccountID, sup.Address, string(sup.Reason), nullString(sup.MessageID), micros(sup.CreatedAt)); err != nil {
 		return nil, s.wrap(err, "add suppression")
 	}
-	out, err := scanSuppression(tx.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
+	out, err := scanSuppression(s.txQueryRow(ctx, tx, `SELECT `+suppressionColumns+` FROM suppressions
 		WHERE account_id = $1 AND address = $2`, sup.AccountID, sup.Address))
 	return out, s.wrap(err, "add suppression")
 }

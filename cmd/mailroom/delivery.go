@@ -31,7 +31,7 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")
-	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery workers on this node; each claims its own batch")
+	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery workers on this node; each claims its own batch (0: this node only accepts, for API-only nodes of a cluster)")
 	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "how long a node holds the recipients it claimed; after a crash they are retried when it ends (keep it above the SMTP timeouts)")
 }
 
@@ -67,6 +67,9 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 // services builds the send path, the delivery worker and retention.
 func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains, transport mailroom.Transport,
 	hostname string, log *slog.Logger) (*mailroom.Sender, *mailroom.Deliverer, *mailroom.Retention, error) {
+	if f.workers < 0 {
+		return nil, nil, nil, usageError{"--delivery-workers cannot be negative"}
+	}
 	if f.retention < 24*time.Hour {
 		return nil, nil, nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
 	}
@@ -77,7 +80,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 		Store: store, Domains: domains, Transport: transport, Now: time.Now, Log: log,
 		Composer:      compose.Composer{Hostname: hostname},
 		RetryMinDelay: f.retryMinDelay, MaxRetryDelay: 2 * time.Hour, RetryWindow: f.retryWindow,
-		Lease: f.lease, Workers: max(1, f.workers), Batch: 50, Poll: time.Second,
+		Lease: f.lease, Workers: f.workers, Batch: 50, Poll: time.Second,
 	}
 	sender := &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake}
 	retention := &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mailroom/mailroom"
 	mhttp "github.com/mailroom/mailroom/http"
@@ -117,7 +116,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	usage := mailroom.NewKeyUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
-	workers.Go(func() { deliverer.Run(background) })
+	if deliverer.Workers > 0 {
+		workers.Go(func() { deliverer.Run(background) })
+	}
 	workers.Go(func() { retention.Run(background, time.Hour) })
 
 	registry := prometheus.NewRegistry()
@@ -147,7 +148,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 			stopBackground()
 			return fmt.Errorf("metrics listener on %s: %w", c.metricsListen, err)
 		}
-		metricsSrv = &http.Server{Handler: promhttp.HandlerFor(registry, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		metricsSrv = &http.Server{Handler: metricsHandler(registry), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = metricsSrv.Serve(mln) }()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
