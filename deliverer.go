@@ -43,6 +43,44 @@ type Deliverer struct {
 
 	wakeOnce sync.Once
 	wake     chan struct{}
+
+	// domains caches sending domains briefly: every message of a domain
+	// needs its key and return path, and re-reading the row (with its
+	// records) for each one cost more than signing.
+	domainsMu sync.Mutex
+	domains   map[string]cachedDomain
+}
+
+type cachedDomain struct {
+	domain  *Domain
+	fetched time.Time
+}
+
+// domainCacheTTL bounds how long a worker signs with a domain row it read:
+// a removed domain stops being used within it.
+const domainCacheTTL = 30 * time.Second
+
+// sendingDomain returns the account's domain, from the cache when fresh.
+func (d *Deliverer) sendingDomain(ctx context.Context, accountID, name string) (*Domain, error) {
+	key := accountID + "/" + name
+	now := time.Now()
+	d.domainsMu.Lock()
+	c, ok := d.domains[key]
+	d.domainsMu.Unlock()
+	if ok && now.Sub(c.fetched) < domainCacheTTL {
+		return c.domain, nil
+	}
+	dom, err := d.Domains.Store.Domain(ctx, accountID, name)
+	if err != nil {
+		return nil, err
+	}
+	d.domainsMu.Lock()
+	if d.domains == nil {
+		d.domains = map[string]cachedDomain{}
+	}
+	d.domains[key] = cachedDomain{domain: dom, fetched: now}
+	d.domainsMu.Unlock()
+	return dom, nil
 }
 
 func (d *Deliverer) init() {
@@ -151,7 +189,7 @@ func (d *Deliverer) deliverGroup(ctx context.Context, group []*QueuedRecipient) 
 // signed returns the message's stored signed bytes, composing and signing
 // them first if this is its first attempt, and its return-path domain.
 func (d *Deliverer) signed(ctx context.Context, sum *MessageSummary) ([]byte, string, error) {
-	domain, err := d.Domains.Store.Domain(ctx, sum.AccountID, sum.Domain)
+	domain, err := d.sendingDomain(ctx, sum.AccountID, sum.Domain)
 	if err != nil {
 		return nil, "", err
 	}

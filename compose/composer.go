@@ -36,7 +36,7 @@ var _ mailroom.Composer = Composer{}
 func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, error) {
 	// The key first: a domain whose key cannot be opened cannot send
 	// anything, and saying so beats saying what else is wrong.
-	signer, err := parseKey(key)
+	signer, err := signerFor(key)
 	if err != nil {
 		return nil, err
 	}

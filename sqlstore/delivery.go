@@ -101,10 +101,11 @@ func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Me
 }
 
 // SaveRaw stores the signed bytes unless some are stored already, and
-// returns the bytes that are stored: those are the ones to send.
+// returns the bytes that are stored: those are the ones to send. It shares
+// commits with other writes (group commit).
 func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, error) {
 	var stored []byte
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw); err != nil {
 			return s.wrap(err, "save raw")
 		}
