@@ -3,6 +3,7 @@ package compose
 import (
 	"crypto"
 	"crypto/sha256"
+	"fmt"
 	"sync"
 
 	"github.com/mailroom/mailroom"
@@ -16,6 +17,9 @@ var parsedKeys sync.Map // [32]byte → crypto.Signer
 
 // signerFor returns the parsed signer of key, parsing it once.
 func signerFor(key mailroom.DKIMKey) (crypto.Signer, error) {
+	if key.Domain == "" || key.Selector == "" {
+		return nil, fmt.Errorf("compose: DKIM key needs a domain and a selector, have d=%q s=%q", key.Domain, key.Selector)
+	}
 	id := sha256.Sum256(key.PrivateKeyPKCS8)
 	if s, ok := parsedKeys.Load(id); ok {
 		return s.(crypto.Signer), nil
