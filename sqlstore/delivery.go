@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -27,48 +28,66 @@ const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.
 // workers claim side by side without ever splitting a message.
 func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.QueuedRecipient, error) {
 	var out []*mailroom.QueuedRecipient
+	leaseEnd := micros(now.Add(lease))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := s.txQuery(ctx, tx, fmt.Sprintf(`SELECT id FROM messages WHERE id IN (
-			SELECT message_id FROM recipients WHERE due_at <= $1 ORDER BY due_at LIMIT $2) %s`, s.engine.SkipLocked),
-			micros(now), 4*limit)
+		// Three statements a batch, whatever its size: on PostgreSQL each
+		// is a round trip.
+		rows, err := s.txQuery(ctx, tx, `SELECT id FROM messages WHERE id IN (
+			SELECT message_id FROM recipients WHERE due_at <= $1 ORDER BY due_at LIMIT $2) LIMIT $3`+s.engine.SkipLocked,
+			micros(now), 4*limit, limit)
 		if err != nil {
 			return s.wrap(err, "claim messages")
 		}
-		ids, err := collect(rows, func(r scanner) (string, error) {
+		ids, err := collect(rows, func(r scanner) (any, error) {
 			var id string
 			return id, r.Scan(&id)
 		})
-		if err != nil {
+		if err != nil || len(ids) == 0 {
 			return s.wrap(err, "claim messages")
 		}
-		for _, id := range ids {
-			if len(out) >= limit {
-				break
-			}
-			rows, err := s.txQuery(ctx, tx, `UPDATE recipients SET due_at = $3
-				WHERE message_id = $1 AND due_at <= $2 RETURNING message_id, address`, id, micros(now), micros(now.Add(lease)))
-			if err != nil {
-				return s.wrap(err, "claim recipients")
-			}
-			claimed, err := collect(rows, func(r scanner) ([2]string, error) {
-				var k [2]string
-				return k, r.Scan(&k[0], &k[1])
-			})
-			if err != nil {
-				return s.wrap(err, "claim recipients")
-			}
-			for _, k := range claimed {
-				q, err := scanQueued(s.txQueryRow(ctx, tx, `SELECT `+queuedColumns+` FROM recipients r
-					JOIN messages m ON m.id = r.message_id WHERE r.message_id = $1 AND r.address = $2`, k[0], k[1]))
-				if err != nil {
-					return s.wrap(err, "read claimed recipient")
-				}
-				out = append(out, q)
-			}
+		args := append([]any{micros(now), leaseEnd}, ids...)
+		rows, err = tx.QueryContext(ctx, `UPDATE recipients SET due_at = $2
+			WHERE due_at <= $1 AND message_id IN (`+placeholders(3, len(ids))+`) RETURNING message_id`, args...)
+		if err != nil {
+			return s.wrap(err, "claim recipients")
 		}
-		return nil
+		// Only the messages this UPDATE claimed rows of: a message another
+		// worker claimed a moment ago (when its lock was released between
+		// our SELECT and UPDATE) has no row left due here, and its rows
+		// may carry the same lease end as ours.
+		claimed, err := collect(rows, func(r scanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		})
+		if err != nil || len(claimed) == 0 {
+			return s.wrap(err, "claim recipients")
+		}
+		args = []any{leaseEnd}
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(claimed))) {
+			args = append(args, id)
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+queuedColumns+` FROM recipients r JOIN messages m ON m.id = r.message_id
+			WHERE r.due_at = $1 AND r.message_id IN (`+placeholders(2, len(args)-1)+`) ORDER BY r.message_id, r.position`,
+			args...)
+		if err != nil {
+			return s.wrap(err, "read claimed recipients")
+		}
+		out, err = collect(rows, scanQueued)
+		return s.wrap(err, "read claimed recipients")
 	})
 	return out, err
+}
+
+// placeholders returns "$first, …" for n arguments.
+func placeholders(first, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "$%d", first+i)
+	}
+	return b.String()
 }
 
 func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
