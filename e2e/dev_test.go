@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mailroom/mailroom/apitest"
 )
@@ -48,6 +49,24 @@ func TestDevQuickstart(t *testing.T) {
 	r := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/domains/mailroom.test", Key: s.devKey})
 	if r.Status != 200 || r.Str("status") != "verified" {
 		t.Fatalf("the sandbox domain: %d %s", r.Status, r.Body)
+	}
+
+	// A first send from the sandbox domain is captured and logged delivered.
+	r = s.client.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: s.devKey, Body: map[string]any{
+		"from": "Shop <orders@mailroom.test>", "to": "ann@example.com", "subject": "Hello", "html": "<p>Hi</p>"}})
+	if r.Status != 200 {
+		t.Fatalf("send in --dev: %d %s", r.Status, r.Body)
+	}
+	id := r.Str("messageId")
+	deadline := time.Now().Add(20 * time.Second)
+	for s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: s.devKey}).Str("status") != "delivered" {
+		if time.Now().After(deadline) {
+			t.Fatal("the dev message was not captured")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if raw := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id + "/raw", Key: s.devKey}); !strings.HasPrefix(string(raw.Body), "DKIM-Signature:") {
+		t.Fatalf("the captured message is not signed: %.80s", raw.Body)
 	}
 
 	info, err := os.Stat(filepath.Join(dataDir, "dev-api-key"))

@@ -112,29 +112,12 @@ func testDomainClaims(t *testing.T, s mailroom.Store) {
 	}
 
 	// Four claimers at once: every due domain is claimed exactly once.
-	var mu sync.Mutex
 	seen := map[string]int{}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				got, err := s.ClaimDueDomains(ctx, t0, time.Minute, 3)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, d := range got {
-					seen[d.Name]++
-				}
-				mu.Unlock()
-			}
-		})
+	for _, d := range claimConcurrently(t, 4, func() ([]*mailroom.Domain, error) {
+		return s.ClaimDueDomains(ctx, t0, time.Minute, 3)
+	}) {
+		seen[d.Name]++
 	}
-	wg.Wait()
 	if len(seen) != 21 || seen["later.example"] != 0 || seen["never.example"] != 0 {
 		t.Fatalf("claimed %d distinct domains (%v), want the 21 due ones", len(seen), seen)
 	}
@@ -194,4 +177,31 @@ func testEvents(t *testing.T, s mailroom.Store) {
 	if other, _ := Try2(s.ListEvents(ctx, globex.ID, mailroom.Page{})).Must(t); len(other) != 0 {
 		t.Fatalf("another account sees %d events", len(other))
 	}
+}
+
+// claimConcurrently runs claim from n goroutines at once until it returns
+// nothing, and returns everything claimed.
+func claimConcurrently[T any](t *testing.T, n int, claim func() ([]T, error)) []T {
+	var mu sync.Mutex
+	var all []T
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				got, err := claim()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				all = append(all, got...)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return all
 }

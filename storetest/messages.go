@@ -113,32 +113,15 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 		}
 	}
 	// Four claimers at once: every recipient is claimed once.
-	var mu sync.Mutex
 	claimed := map[string]int{}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				got, err := s.ClaimDueRecipients(ctx, t0, time.Minute, 4)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, q := range got {
-					claimed[q.Address]++
-					if q.Message.Subject != "Your receipt" || q.Message.Tags["kind"] != "receipt" || !q.QueuedAt.Equal(t0) {
-						t.Errorf("claimed recipient lacks its message: %+v %+v", q, q.Message)
-					}
-				}
-				mu.Unlock()
-			}
-		})
+	for _, q := range claimConcurrently(t, 4, func() ([]*mailroom.QueuedRecipient, error) {
+		return s.ClaimDueRecipients(ctx, t0, time.Minute, 4)
+	}) {
+		claimed[q.Address]++
+		if q.Message.Subject != "Your receipt" || q.Message.Tags["kind"] != "receipt" || !q.QueuedAt.Equal(t0) {
+			t.Errorf("claimed recipient lacks its message: %+v %+v", q, q.Message)
+		}
 	}
-	wg.Wait()
 	if len(claimed) != 30 {
 		t.Fatalf("%d recipients claimed, want 30", len(claimed))
 	}
