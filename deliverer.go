@@ -41,8 +41,11 @@ type Deliverer struct {
 	// node queued or whose retry time came.
 	Poll time.Duration
 
-	wakeOnce sync.Once
-	wake     chan struct{}
+	// wake is closed (and replaced) to wake every idle worker at once:
+	// a broadcast that, unlike a token passed from worker to worker, is
+	// used up by the wake-up it causes.
+	wakeMu sync.Mutex
+	wake   chan struct{}
 
 	// domains caches sending domains briefly: every message of a domain
 	// needs its key and return path, and re-reading the row (with its
@@ -83,26 +86,34 @@ func (d *Deliverer) sendingDomain(ctx context.Context, accountID, name string) (
 	return dom, nil
 }
 
-func (d *Deliverer) init() {
-	d.wakeOnce.Do(func() { d.wake = make(chan struct{}, 1) })
+// wakeChan returns the channel the next Wake closes.
+func (d *Deliverer) wakeChan() <-chan struct{} {
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if d.wake == nil {
+		d.wake = make(chan struct{})
+	}
+	return d.wake
 }
 
 // Wake tells idle workers that work is due now.
 func (d *Deliverer) Wake() {
-	d.init()
-	select {
-	case d.wake <- struct{}{}:
-	default:
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if d.wake != nil {
+		close(d.wake)
 	}
+	d.wake = make(chan struct{})
 }
 
 // Run delivers until ctx ends.
 func (d *Deliverer) Run(ctx context.Context) {
-	d.init()
 	var wg sync.WaitGroup
 	for range max(1, d.Workers) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
+				// Taken before the pass: a Wake during it is not missed.
+				woken := d.wakeChan()
 				n, err := d.DeliverDue(ctx)
 				if err != nil && ctx.Err() == nil {
 					d.Log.Warn("delivery pass failed", "err", err)
@@ -112,8 +123,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 				}
 				select {
 				case <-ctx.Done():
-				case <-d.wake:
-					d.Wake() // pass it on to the next idle worker
+				case <-woken:
 				case <-time.After(d.Poll):
 				}
 			}
