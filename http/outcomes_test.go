@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,15 @@ func TestDeliveryOutcomes(t *testing.T) {
 			}
 			if len(e.mx.Messages()) != before {
 				t.Fatal("a suppressed address was attempted")
+			}
+		})
+
+		t.Run("a reply in Latin-1 is recorded, not retried forever", func(t *testing.T) {
+			e.mx.Reply("latin@example.net", 550, "5.7.1", "refus\xe9 par la politique\x00")
+			id := e.sendOne(t, "latin@example.net")
+			m := e.waitStatus(t, id, "bounced")
+			if resp, _ := recipient0(m)["smtpResponse"].(string); !strings.Contains(resp, "refus\uFFFD par la politique") {
+				t.Fatalf("smtpResponse %q", resp)
 			}
 		})
 

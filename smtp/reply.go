@@ -40,8 +40,22 @@ func newReply(code int, lines []string) reply {
 			texts = append(texts, line)
 		}
 	}
-	r.Text = strings.Join(texts, " ")
+	r.Text = printable(strings.Join(texts, " "))
 	return r
+}
+
+// printable makes reply text safe to store and show: RFC 5321 §4.2 allows
+// only ASCII, but servers send Latin-1 and control bytes, which
+// PostgreSQL refuses in a text column (an outcome that cannot be recorded
+// would be delivered again and again). Invalid UTF-8 becomes U+FFFD and
+// control characters become spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // splitEnhanced takes an enhanced status code off the front of line:
