@@ -157,7 +157,12 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 			// that a crash repeats only the exchanges it interrupted. If
 			// recording fails, the claim's lease runs out and the
 			// recipients are delivered again: at least once, never lost.
-			attempts := d.deliverGroup(ctx, groups[k])
+			// The exchange must end inside the lease (a tenth of it is
+			// kept for recording), or another node may take the recipients
+			// over while this one still talks to their server.
+			gctx, cancel := context.WithTimeout(ctx, d.Lease-d.Lease/10)
+			attempts := d.deliverGroup(gctx, groups[k])
+			cancel()
 			if err := d.Store.RecordAttempts(context.WithoutCancel(ctx), attempts); err != nil {
 				d.Log.Error("could not record delivery outcomes; they will be retried when the lease ends",
 					"message_id", k.message, "err", err)
@@ -248,7 +253,7 @@ func (d *Deliverer) outcome(q *QueuedRecipient, res RecipientResult) *Attempt {
 	r.LastAttemptAt = &now
 	r.NextAttemptAt = nil
 	r.SMTPCode, r.SMTPResponse, r.MX = res.Code, res.Response, res.MX
-	a := &Attempt{Recipient: &r, Message: q.Message}
+	a := &Attempt{Recipient: &r, Message: q.Message, LeaseUntil: q.LeaseUntil}
 	var typ string
 	switch res.Outcome {
 	case Delivered:

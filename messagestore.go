@@ -30,7 +30,9 @@ type MessageStore interface {
 	SaveRaw(ctx context.Context, messageID string, raw []byte) ([]byte, error)
 	// RecordAttempts stores the outcome of attempts (recipient states, due
 	// times, their events, suppressions from hard bounces) and the
-	// messages' derived statuses, in one transaction.
+	// messages' derived statuses, in one transaction. An attempt whose
+	// claim has been superseded (its lease ended and another claim took
+	// the recipient) is dropped with its event.
 	RecordAttempts(ctx context.Context, attempts []*Attempt) error
 
 	// Message returns an account's message with recipients and events.
@@ -59,6 +61,10 @@ type QueuedRecipient struct {
 	// QueuedAt is when the recipient first became due: the retry window
 	// counts from it.
 	QueuedAt time.Time
+	// LeaseUntil is when this claim ends. It fences the outcome: a worker
+	// whose lease ran out (and whose recipient another worker claimed
+	// since) records nothing.
+	LeaseUntil time.Time
 }
 
 // Attempt is the outcome for one recipient, to be recorded. Recipient
@@ -66,7 +72,10 @@ type QueuedRecipient struct {
 type Attempt struct {
 	Recipient *Recipient
 	Message   *MessageSummary
-	DueAt     *time.Time
+	// LeaseUntil is the claim's lease end; the attempt is recorded only if
+	// the recipient is still under that claim.
+	LeaseUntil time.Time
+	DueAt      *time.Time
 	Event     *Event
 	// Suppress adds the address to the account's suppression list.
 	Suppress *Suppression

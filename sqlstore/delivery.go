@@ -14,7 +14,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at,
+const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at, r.due_at,
 	m.account_id, m.from_address, m.subject, m.domain, m.content, m.created_at`
 
 // ClaimDueRecipients leases due recipients by pushing due_at forward to the
@@ -93,8 +93,8 @@ func placeholders(first, n int) string {
 func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
 	var kind, status, content string
-	var queued, created int64
-	if err := row.Scan(&q.MessageID, &q.Address, &kind, &status, &q.Attempts, &queued,
+	var queued, lease, created int64
+	if err := row.Scan(&q.MessageID, &q.Address, &kind, &status, &q.Attempts, &queued, &lease,
 		&q.Message.AccountID, &q.Message.From, &q.Message.Subject, &q.Message.Domain, &content, &created); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
-	q.QueuedAt = fromMicros(queued)
+	q.QueuedAt, q.LeaseUntil = fromMicros(queued), fromMicros(lease)
 	q.Message.ID, q.Message.Tags, q.Message.CreatedAt = q.MessageID, c.Tags, fromMicros(created)
 	return q, nil
 }
@@ -154,12 +154,16 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 			if r.SMTPCode != 0 {
 				code = r.SMTPCode
 			}
-			if _, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
+			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
 				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10
-				WHERE message_id = $1 AND address = $2`,
+				WHERE message_id = $1 AND address = $2 AND due_at = $11`,
 				r.MessageID, r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
-				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt)); err != nil {
+				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), micros(a.LeaseUntil))
+			if err != nil {
 				return s.wrap(err, "record attempt")
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // the claim was superseded: its outcome is not the recipient's any more
 			}
 			if a.Event != nil {
 				if err := s.insertEvent(ctx, tx, a.Event); err != nil {

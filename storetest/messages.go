@@ -18,6 +18,7 @@ func init() {
 		suite{"MessageLog", testMessageLog},
 		suite{"Suppressions", testSuppressions},
 		suite{"Retention", testRetention},
+		suite{"SupersededClaim", testSupersededClaim},
 	)
 }
 
@@ -157,7 +158,7 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 	r.Status, r.Attempts, r.LastAttemptAt = mailroom.RecipientBounced, 1, &now
 	r.SMTPCode, r.SMTPResponse, r.MX = 550, "5.1.1 no such user", "mx.x.example"
 	err = s.RecordAttempts(ctx, []*mailroom.Attempt{{
-		Recipient: &r, Message: q.Message,
+		Recipient: &r, Message: q.Message, LeaseUntil: q.LeaseUntil,
 		Event:    mailroom.NewEmailEvent(q.Message, &r, mailroom.EventEmailBounced, now),
 		Suppress: &mailroom.Suppression{AccountID: acct.ID, Address: r.Address, Reason: mailroom.SuppressedHardBounce, MessageID: r.MessageID, CreatedAt: now},
 	}})
@@ -283,7 +284,7 @@ func testRetention(t *testing.T, s mailroom.Store) {
 		}
 		r := c.Recipient
 		r.Status = mailroom.RecipientDelivered
-		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: c.Message,
+		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: c.Message, LeaseUntil: c.LeaseUntil,
 			Event: mailroom.NewEmailEvent(c.Message, &r, mailroom.EventEmailDelivered, t0)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -296,5 +297,43 @@ func testRetention(t *testing.T, s mailroom.Store) {
 	wantCode(t, err, mailroom.ECodeNotFound)
 	if _, _, err := s.Message(ctx, acct.ID, pending.ID); err != nil {
 		t.Fatalf("an unfinished message was removed: %v", err)
+	}
+}
+
+// A worker whose lease ran out records nothing over the outcome of the
+// worker that claimed the recipient after it.
+func testSupersededClaim(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acct := NewAccount(t, s, "acme")
+	if _, err := s.AcceptMessage(ctx, NewMessage(acct, t0, "a@x.example")); err != nil {
+		t.Fatal(err)
+	}
+	record := func(q *mailroom.QueuedRecipient, st mailroom.RecipientStatus, typ string, due *time.Time) {
+		t.Helper()
+		r := q.Recipient
+		r.Status, r.Attempts = st, r.Attempts+1
+		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: q.Message, LeaseUntil: q.LeaseUntil,
+			DueAt: due, Event: mailroom.NewEmailEvent(q.Message, &r, typ, t0)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow := Try(s.ClaimDueRecipients(ctx, t0, time.Minute, 10)).Must(t)[0]
+	fast := Try(s.ClaimDueRecipients(ctx, t0.Add(2*time.Minute), time.Minute, 10)).Must(t)[0]
+	record(fast, mailroom.RecipientDelivered, mailroom.EventEmailDelivered, nil)
+	later := t0.Add(time.Hour)
+	record(slow, mailroom.RecipientDeferred, mailroom.EventEmailDeferred, &later)
+
+	m, events, err := s.Message(ctx, acct.ID, slow.MessageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != mailroom.MessageDelivered || m.Recipients[0].Status != mailroom.RecipientDelivered {
+		t.Fatalf("the superseded claim overwrote the outcome: %s / %s", m.Status, m.Recipients[0].Status)
+	}
+	if got := eventTypes(events); len(got) != 2 || got[1] != mailroom.EventEmailDelivered {
+		t.Fatalf("timeline %v", got)
+	}
+	if again := Try(s.ClaimDueRecipients(ctx, t0.Add(2*time.Hour), time.Minute, 10)).Must(t); len(again) != 0 {
+		t.Fatal("a delivered recipient became claimable again")
 	}
 }
