@@ -76,7 +76,7 @@ type Attempt struct {
 	// the recipient is still under that claim.
 	LeaseUntil time.Time
 	DueAt      *time.Time
-	Event     *Event
+	Event      *Event
 	// Suppress adds the address to the account's suppression list.
 	Suppress *Suppression
 }
