@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"mime"
 	"strings"
-
-	"github.com/emersion/go-message/mail"
+	"unicode/utf8"
 
 	"github.com/mailroom/mailroom"
 )
@@ -75,19 +74,40 @@ func (c Composer) headerFields(m *mailroom.Message, content fields) (fields, err
 	return append(fs, extra...), nil
 }
 
-// addressList formats a list of mailboxes with net/mail (through
-// go-message's mail.Address): display names are quoted when they need it
-// and RFC 2047 encoded when they are not ASCII; addresses are written as
-// they are, so a UTF-8 local part stays intact for SMTPUTF8 (RFC 6532).
+// addressList formats a list of mailboxes. Display names are quoted when
+// they need it and RFC 2047 encoded when they are not ASCII. Addresses are
+// written exactly as stored: validation made them canonical (a local part
+// is quoted only when it must be, RFC 5321 §4.1.2), and quoting them again,
+// as net/mail's Address.String does, would name another mailbox.
 func addressList(name string, addrs []mailroom.Address) (string, error) {
 	out := make([]string, len(addrs))
 	for i, a := range addrs {
 		if a.Address == "" || strings.ContainsAny(a.Address+a.Name, "\r\n") {
 			return "", fmt.Errorf("compose: invalid %s address %q", name, a.Address)
 		}
-		out[i] = (&mail.Address{Name: a.Name, Address: a.Address}).String()
+		out[i] = "<" + a.Address + ">"
+		if a.Name != "" {
+			out[i] = displayName(a.Name) + " " + out[i]
+		}
 	}
 	return strings.Join(out, ", "), nil
+}
+
+// displayName writes a display name as RFC 5322 §3.2.5 phrase: a quoted
+// string for ASCII (backslash-escaping '"' and '\'), an RFC 2047 encoded
+// word otherwise.
+func displayName(n string) string {
+	for i := 0; i < len(n); i++ {
+		if n[i] >= utf8.RuneSelf {
+			// Q-encoding leaves specials such as ',' as they are, which a
+			// phrase may not hold (RFC 2047 §5(3)); B-encoding hides them.
+			if q := mime.QEncoding.Encode("utf-8", n); !strings.ContainsAny(q, `",()<>@:;[]\.`) {
+				return q
+			}
+			return mime.BEncoding.Encode("utf-8", n)
+		}
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(n) + `"`
 }
 
 // unsubscribeFields are RFC 8058's one-click unsubscribe pair. §3.1: the

@@ -254,3 +254,14 @@ func TestUTF8LocalPartAndAwkwardNamesSurvive(t *testing.T) {
 	}
 	verifyOne(t, raw)
 }
+
+// A quoted local part is written as stored, not quoted a second time: the
+// header must name the same mailbox the envelope does.
+func TestQuotedLocalPartIsNotQuotedAgain(t *testing.T) {
+	m := testMessage()
+	m.To = []mailroom.Address{{Name: "John", Address: `"john doe"@example.com`}}
+	raw := string(mustCompose(t, m))
+	if !strings.Contains(raw, `To: "John" <"john doe"@example.com>`) || strings.Contains(raw, `\"john`) {
+		t.Fatalf("To header: %s", raw[strings.Index(raw, "To:"):][:60])
+	}
+}
