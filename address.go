@@ -155,6 +155,11 @@ func canonicalAddrSpec(addrSpec string) (string, string) {
 		}
 	}
 	local = quoteLocalPart(local)
+	if strings.ContainsAny(local, "<>") {
+		// RFC 5321 §4.1.2 allows them quoted, but they close the path
+		// <local@domain> in MAIL and RCPT, and few servers parse them.
+		return "", fmt.Sprintf(`%q has "<" or ">" before the "@", which mail servers do not accept`, addrSpec)
+	}
 	if len(local) > maxLocalPartLength {
 		return "", fmt.Sprintf(`%q has %d characters before the "@"; at most %d are allowed`, addrSpec, len(local), maxLocalPartLength)
 	}

@@ -110,3 +110,11 @@ func TestAddressKey(t *testing.T) {
 		t.Error("AddressKey differs by case")
 	}
 }
+
+func TestAddressRefusesAngleBracketsInQuotedLocalPart(t *testing.T) {
+	for _, s := range []string{`"a<b>"@example.com`, `"x>"@example.com`} {
+		if _, err := mailroom.ParseAddress(s); err == nil {
+			t.Errorf("%s was accepted; SMTP servers refuse it and it would be suppressed", s)
+		}
+	}
+}

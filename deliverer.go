@@ -203,14 +203,23 @@ func (d *Deliverer) deliverGroup(ctx context.Context, group []*QueuedRecipient) 
 
 // signed returns the message's stored signed bytes, composing and signing
 // them first if this is its first attempt, and its return-path domain.
+// Stored bytes need no domain key: a message signed before its domain was
+// removed is still sent (and shown) as it was signed.
 func (d *Deliverer) signed(ctx context.Context, sum *MessageSummary) ([]byte, string, error) {
-	domain, err := d.sendingDomain(ctx, sum.AccountID, sum.Domain)
+	m, raw, err := d.Store.MessageForDelivery(ctx, sum.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	m, raw, err := d.Store.MessageForDelivery(ctx, sum.ID)
-	if err != nil || raw != nil {
-		return raw, domain.ReturnPathDomain, err
+	domain, err := d.sendingDomain(ctx, sum.AccountID, sum.Domain)
+	switch {
+	case err == nil:
+	case raw != nil && IsCode(err, ECodeNotFound):
+		return raw, d.Domains.Settings.ReturnPathDomain(sum.Domain), nil
+	default:
+		return nil, "", err
+	}
+	if raw != nil {
+		return raw, domain.ReturnPathDomain, nil
 	}
 	raw, err = d.Compose(m, domain)
 	if err != nil {

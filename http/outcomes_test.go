@@ -157,3 +157,21 @@ func TestMessageLogFilters(t *testing.T) {
 		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/messages?" + q, Key: e.admin}), 400, mailroom.ECodeValidation)
 	}
 }
+
+// A message's signed bytes stay readable (and sendable) after its sending
+// domain is removed: they were signed while it existed.
+func TestRawOutlivesItsDomain(t *testing.T) {
+	e := newEnv(t, storetest.SQLite)
+	e.verifiedDomain(t, "shop.example")
+	e.mailDomain("example.net")
+	id := e.sendOne(t, "ann@example.net")
+	e.waitStatus(t, id, "delivered")
+	before := e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id + "/raw", Key: e.admin})
+	if r := e.domainCall(t, "DELETE", "/v1/domains/shop.example", e.admin, nil); r.Status != 204 {
+		t.Fatalf("delete domain: %d", r.Status)
+	}
+	after := e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id + "/raw", Key: e.admin})
+	if after.Status != 200 || string(after.Body) != string(before.Body) {
+		t.Fatalf("raw after the domain was removed: %d %.60s", after.Status, after.Body)
+	}
+}

@@ -58,7 +58,9 @@ func ParseRelayURL(raw string) (RelayConfig, error) {
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return RelayConfig{}, fmt.Errorf("relay URL port %q is not a number from 1 to 65535", p)
+			// The value is not repeated: a '#' or '/' in an unescaped
+			// password makes the parser take part of it for the port.
+			return RelayConfig{}, errors.New("relay URL port is not a number from 1 to 65535 (escape any #, / or @ in the password)")
 		}
 		cfg.Port = n
 	}

@@ -17,7 +17,10 @@ func (s *Store) AcceptMessage(ctx context.Context, m *mailroom.Message) (mailroo
 	var res mailroom.AcceptResult
 	var reused error
 	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// The job may run twice (alone, after its batch failed): each run
+		// starts from nothing.
 		var err error
+		reused = nil
 		res, err = s.acceptOne(ctx, tx, m)
 		if mailroom.IsCode(err, mailroom.ECodeIdempotencyKeyReused) {
 			// An answer, not a failure: it must not abort the batch.
