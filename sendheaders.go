@@ -60,7 +60,7 @@ func validateHeaders(v *Validator, headers map[string]string) []Header {
 			v.Add("headers", "%q is given twice (%q and %q); header names are case-insensitive", name, names[i-1], name)
 			continue
 		}
-		if msg := checkHeaderValue(value); msg != "" {
+		if msg := checkHeaderValue(name, value); msg != "" {
 			v.Add("headers", "%q: the value %s", name, msg)
 			continue
 		}
@@ -100,10 +100,12 @@ func checkHeaderName(name string) string {
 }
 
 // checkHeaderValue refuses line breaks (header injection), NUL and other
-// control characters but tab, and values over the RFC 5322 line length.
-func checkHeaderValue(value string) string {
-	if len(value) > maxHeaderValueLength {
-		return fmt.Sprintf("has %d octets; at most %d are allowed", len(value), maxHeaderValueLength)
+// control characters but tab, and fields longer than an RFC 5322 line:
+// "Name: value" must fit in 998 octets, so that a value without spaces,
+// which cannot be folded, is never split.
+func checkHeaderValue(name, value string) string {
+	if limit := maxHeaderValueLength - len(name) - len(": "); len(value) > limit {
+		return fmt.Sprintf("has %d octets; with its name, at most %d are allowed", len(value), limit)
 	}
 	return checkHeaderText(value)
 }
