@@ -120,8 +120,10 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 		add("created_at < ?", micros(*f.Until))
 	}
 	if f.To != "" {
-		args = append(args, f.To)
-		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM recipients WHERE account_id = $1 AND address = $%d)", len(args)))
+		// Addresses are ASCII (validation refuses non-ASCII local parts and
+		// turns domains into A-labels), so lower() is the AddressKey.
+		args = append(args, mailroom.AddressKey(f.To))
+		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM recipients WHERE account_id = $1 AND lower(address) = $%d)", len(args)))
 	}
 	if f.TagKey != "" {
 		args = append(args, f.TagKey, f.TagValue)

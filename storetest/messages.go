@@ -228,6 +228,7 @@ func testMessageLog(t *testing.T, s mailroom.Store) {
 	}{
 		"all":      {mailroom.MessageFilter{}, 5},
 		"to":       {mailroom.MessageFilter{To: "r0@x.example"}, 3},
+		"to, case": {mailroom.MessageFilter{To: "R0@X.example"}, 3},
 		"from":     {mailroom.MessageFilter{From: "news@shop.example"}, 1},
 		"tag":      {mailroom.MessageFilter{TagKey: "kind", TagValue: "receipt"}, 4},
 		"category": {mailroom.MessageFilter{Category: mailroom.CategoryMarketing}, 1},

@@ -58,7 +58,7 @@ CREATE TABLE recipients (
 );
 
 CREATE INDEX recipients_due ON recipients (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX recipients_by_address ON recipients (account_id, address, message_id DESC);
+CREATE INDEX recipients_by_address ON recipients (account_id, lower(address), message_id DESC);
 
 CREATE TABLE suppressions (
     account_id TEXT NOT NULL REFERENCES accounts (id),
