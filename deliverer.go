@@ -40,6 +40,9 @@ type Deliverer struct {
 	// Poll is how often an idle worker looks for due work that another
 	// node queued or whose retry time came.
 	Poll time.Duration
+	// Observe, when set, is told of every recipient's attempt: its outcome
+	// and how long the SMTP exchange took (for metrics).
+	Observe func(outcome Outcome, exchange time.Duration)
 
 	// wake is closed (and replaced) to wake every idle worker at once:
 	// a broadcast that, unlike a token passed from worker to worker, is
@@ -189,7 +192,9 @@ func (d *Deliverer) deliverGroup(ctx context.Context, group []*QueuedRecipient) 
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)
 	}
+	start := time.Now()
 	results := d.Transport.Deliver(ctx, delivery)
+	exchange := time.Since(start)
 	out := make([]*Attempt, len(group))
 	for i, q := range group {
 		res := RecipientResult{Recipient: q.Address, Outcome: Deferred, Response: "no result from the transport"}
@@ -197,8 +202,22 @@ func (d *Deliverer) deliverGroup(ctx context.Context, group []*QueuedRecipient) 
 			res = results[i]
 		}
 		out[i] = d.outcome(q, res)
+		if d.Observe != nil {
+			d.Observe(res.Outcome, exchange)
+		}
 	}
 	return out
+}
+
+// String names an outcome, for logs and metrics.
+func (o Outcome) String() string {
+	switch o {
+	case Delivered:
+		return "delivered"
+	case Bounced:
+		return "bounced"
+	}
+	return "deferred"
 }
 
 // signed returns the message's stored signed bytes, composing and signing

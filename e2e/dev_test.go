@@ -69,6 +69,12 @@ func TestDevQuickstart(t *testing.T) {
 		t.Fatalf("the captured message is not signed: %.80s", raw.Body)
 	}
 
+	// The operator's metrics show the request and the delivery.
+	if m := s.metrics(t); !strings.Contains(m, `mailroom_delivery_attempts_total{outcome="delivered"} 1`) ||
+		!strings.Contains(m, `mailroom_http_requests_total{method="POST",route="/v1/send",status="200"} 1`) {
+		t.Fatalf("metrics lack the send or its delivery:\n%s", grepLines(m, "mailroom_"))
+	}
+
 	info, err := os.Stat(filepath.Join(dataDir, "dev-api-key"))
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("dev key file: %v, mode %v", err, info.Mode())

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,7 @@ var (
 // and the given flags, and waits until it answers.
 func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--data-dir", dataDir}, flags...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--data-dir", dataDir}, flags...)
 	s := &server{t: t, dataDir: dataDir, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Dir = filepath.Dir(dataDir)
@@ -148,3 +149,33 @@ type writerFunc func([]byte)
 func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
 var _ io.Writer = writerFunc(nil)
+
+var metricsLine = regexp.MustCompile(`"metrics listening" addr=(\S+)|"msg":"metrics listening","addr":"([^"]+)"`)
+
+// metrics fetches the node's Prometheus metrics from its loopback listener.
+func (s *server) metrics(t *testing.T) string {
+	t.Helper()
+	m := metricsLine.FindStringSubmatch(s.Stderr())
+	if m == nil {
+		t.Fatalf("no metrics address in the log:\n%s", s.Stderr())
+	}
+	addr := m[1] + m[2]
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// grepLines keeps the lines holding s.
+func grepLines(text, s string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

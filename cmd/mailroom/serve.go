@@ -111,6 +111,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		}
 	}
 
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	deliverer.Observe = deliveryMetrics(registry)
+
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
 	usage := mailroom.NewKeyUsage(store, log)
@@ -121,8 +125,6 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	workers.Go(func() { retention.Run(background, time.Hour) })
 
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := &mhttp.Server{
 		Store:     store,
 		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
