@@ -96,9 +96,6 @@ func SecretDigest(secret string) []byte {
 	return d[:]
 }
 
-// KeyHint is the form of a key that may be logged or shown: its id only.
-func KeyHint(keyID string) string { return keyPrefix + "_" + keyID + "_…" }
-
 // ValidateKeyName checks a key's human-readable name.
 func ValidateKeyName(v *Validator, field, name string) {
 	switch {

@@ -1,5 +1,7 @@
 package mailroom
 
+import "slices"
+
 // RecipientStatus is a recipient's delivery state (API.md §6).
 type RecipientStatus string
 
@@ -38,6 +40,15 @@ const (
 	MessageFailed             MessageStatus = "failed"
 	MessageSuppressed         MessageStatus = "suppressed"
 )
+
+// messageStatuses lists every message status, in the order of API.md §6.
+var messageStatuses = []MessageStatus{
+	MessageScheduled, MessageCanceled, MessageQueued, MessageDeferred, MessageDelivered,
+	MessagePartiallyDelivered, MessageBounced, MessageFailed, MessageSuppressed,
+}
+
+// Valid reports whether s is a message status.
+func (s MessageStatus) Valid() bool { return slices.Contains(messageStatuses, s) }
 
 // DeriveMessageStatus computes a message's status from its recipients'
 // states, by the rules of API.md §6, in the order they are listed there.

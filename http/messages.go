@@ -135,18 +135,12 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, newList(out, next))
 }
 
-var messageStatuses = []mailroom.MessageStatus{
-	mailroom.MessageScheduled, mailroom.MessageCanceled, mailroom.MessageQueued, mailroom.MessageDeferred,
-	mailroom.MessageDelivered, mailroom.MessagePartiallyDelivered, mailroom.MessageBounced,
-	mailroom.MessageFailed, mailroom.MessageSuppressed,
-}
-
 // messageFilter reads and checks the log's query parameters.
 func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
 	q := r.URL.Query()
 	var v mailroom.Validator
 	f := mailroom.MessageFilter{Status: mailroom.MessageStatus(q.Get("status")), Category: mailroom.Category(q.Get("category"))}
-	if f.Status != "" && !containsStatus(f.Status) {
+	if f.Status != "" && !f.Status.Valid() {
 		v.Add("status", "not a message status")
 	}
 	if f.Category != "" && f.Category != mailroom.CategoryTransactional && f.Category != mailroom.CategoryMarketing {
@@ -186,15 +180,6 @@ func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
 		}
 	}
 	return f, v.Err()
-}
-
-func containsStatus(s mailroom.MessageStatus) bool {
-	for _, x := range messageStatuses {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // getMessage: GET /v1/messages/{messageId}, with recipients and timeline.

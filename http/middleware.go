@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -76,6 +75,3 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 	})
 }
-
-// statusText is the status as a metrics label.
-func statusText(code int) string { return strconv.Itoa(code) }
