@@ -43,6 +43,13 @@ type RecipientResult struct {
 	Response string
 	// MX is the host that answered (or was tried last).
 	MX string
+	// Unencrypted reports that the session with MX that gave this result
+	// ran in clear text: the host offered no STARTTLS, refused it, or
+	// failed the TLS handshake, and the transaction went on unencrypted,
+	// as opportunistic TLS allows (RFC 7435; RFC 3207 §4). False
+	// when the session ran under TLS, when no session was had (no route,
+	// no answer), and in capture, which sends nothing.
+	Unencrypted bool
 }
 
 // Transport sends deliveries: straight to recipients' MX hosts, through a
