@@ -6,6 +6,7 @@ type Option func(*config)
 type config struct {
 	startTLS    bool
 	implicitTLS bool
+	failTLS     bool
 	user, pass  string
 	maxBytes    int64
 	noPipeline  bool
@@ -14,6 +15,15 @@ type config struct {
 // WithSTARTTLS offers STARTTLS (RFC 3207) with a self-signed certificate
 // made in memory; RootCAs trusts it.
 func WithSTARTTLS() Option { return func(c *config) { c.startTLS = true } }
+
+// WithFailingTLS offers STARTTLS and answers it with 220, but aborts every
+// TLS handshake with an alert, as a receiver with a broken TLS stack or no
+// protocol version or cipher suite in common with the client does. go-smtp
+// then answers 550 in clear and the session goes on without TLS.
+// Stats.TLSHandshakes counts the handshakes begun.
+func WithFailingTLS() Option {
+	return func(c *config) { c.startTLS, c.failTLS = true, true }
+}
 
 // WithImplicitTLS speaks TLS from the first byte, as on port 465 (RFC 8314
 // §3.3), with the same kind of certificate.

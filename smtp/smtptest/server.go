@@ -9,6 +9,7 @@ package smtptest
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -68,7 +69,10 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if s.cfg.startTLS || s.cfg.implicitTLS {
 		cert, roots := selfSigned(tb)
 		s.roots = roots
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		tlsConfig = &tls.Config{
+			Certificates:       []tls.Certificate{cert},
+			GetConfigForClient: s.clientHello,
+		}
 	}
 	if s.cfg.startTLS {
 		srv.TLSConfig = tlsConfig
@@ -108,3 +112,19 @@ func (s *Server) Port() int {
 // RootCAs trusts the server's certificate (with WithSTARTTLS or
 // WithImplicitTLS; nil otherwise). It names localhost and 127.0.0.1.
 func (s *Server) RootCAs() *x509.CertPool { return s.roots }
+
+// errFailingTLS aborts the handshakes of WithFailingTLS.
+var errFailingTLS = errors.New("smtptest: TLS handshake failed on purpose")
+
+// clientHello counts a handshake begun, and with WithFailingTLS aborts it:
+// crypto/tls answers the error with an internal_error alert (RFC 8446
+// §6.2), which the client sees as a failed handshake.
+func (s *Server) clientHello(*tls.ClientHelloInfo) (*tls.Config, error) {
+	s.mu.Lock()
+	s.stats.TLSHandshakes++
+	s.mu.Unlock()
+	if s.cfg.failTLS {
+		return nil, errFailingTLS
+	}
+	return nil, nil
+}

@@ -1,6 +1,7 @@
 package smtptest
 
 import (
+	"crypto/tls"
 	"errors"
 	"strings"
 	"testing"
@@ -66,5 +67,39 @@ func TestAuthRequired(t *testing.T) {
 	var smtpErr *gosmtp.SMTPError
 	if err := send(t, s, "a@example.test"); !errors.As(err, &smtpErr) || smtpErr.Code != 530 {
 		t.Fatalf("MAIL without AUTH: %v, want 530", err)
+	}
+}
+
+// startTLS runs STARTTLS with cfg and one command under TLS, since
+// go-smtp's client only shakes hands when it next writes.
+func startTLS(t *testing.T, s *Server, cfg *tls.Config) error {
+	t.Helper()
+	c, err := gosmtp.DialStartTLS(s.Addr(), cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Noop()
+}
+
+func TestFailingTLSFailsEveryHandshake(t *testing.T) {
+	s := Start(t, WithFailingTLS())
+	for range 2 {
+		if err := startTLS(t, s, &tls.Config{InsecureSkipVerify: true}); err == nil {
+			t.Fatal("the TLS handshake succeeded")
+		}
+	}
+	if st := s.Stats(); st.TLSHandshakes != 2 || st.Connections != 2 {
+		t.Errorf("stats %+v, want 2 TLS handshakes begun on 2 connections", st)
+	}
+}
+
+func TestSTARTTLSCountsHandshakes(t *testing.T) {
+	s := Start(t, WithSTARTTLS())
+	if err := startTLS(t, s, &tls.Config{RootCAs: s.RootCAs(), ServerName: "localhost"}); err != nil {
+		t.Fatalf("STARTTLS: %v", err)
+	}
+	if st := s.Stats(); st.TLSHandshakes != 1 {
+		t.Errorf("stats %+v, want 1 TLS handshake", st)
 	}
 }

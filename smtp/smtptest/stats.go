@@ -20,6 +20,10 @@ type Stats struct {
 	Transactions int
 	// Held is how many transactions are waiting in DATA on a Hold.
 	Held int
+	// TLSHandshakes is how many TLS handshakes clients began (a
+	// ClientHello arrived), after STARTTLS or on connecting with
+	// WithImplicitTLS, whether they succeeded or not.
+	TLSHandshakes int
 }
 
 // Stats is a snapshot of the counters.
