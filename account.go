@@ -11,6 +11,9 @@ type Account struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
+	// RateLimit is what the operator set; its zero parts mean the
+	// defaults (use Limits for the limit in force).
+	RateLimit RateLimit
 }
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)

@@ -29,6 +29,10 @@ type AccountStore interface {
 	AccountByID(ctx context.Context, id string) (*Account, error)
 	AccountByName(ctx context.Context, name string) (*Account, error)
 	ListAccounts(ctx context.Context) ([]*Account, error)
+	// UpdateAccountLimits sets the request rate (per second) and burst of
+	// the account named name and returns the account; an unknown name is
+	// ECodeNotFound. Callers validate with ValidateRateLimit first.
+	UpdateAccountLimits(ctx context.Context, name string, rate float64, burst int) (*Account, error)
 }
 
 // APIKeyStore keeps API keys.

@@ -8,11 +8,15 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
+// accountColumns are read by scanAccount, in its order.
+const accountColumns = `id, name, created_at, request_rate, request_burst`
+
 // CreateAccount inserts a; a taken name is ECodeAlreadyExists.
 func (s *Store) CreateAccount(ctx context.Context, a *mailroom.Account) error {
+	rate, burst := limitColumns(a.RateLimit)
 	_, err := s.write.ExecContext(ctx,
-		`INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)`,
-		a.ID, a.Name, micros(a.CreatedAt))
+		`INSERT INTO accounts (id, name, created_at, request_rate, request_burst) VALUES ($1, $2, $3, $4, $5)`,
+		a.ID, a.Name, micros(a.CreatedAt), rate, burst)
 	if err != nil && s.engine.IsUniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "An account named %q already exists.", a.Name)
 	}
@@ -21,12 +25,12 @@ func (s *Store) CreateAccount(ctx context.Context, a *mailroom.Account) error {
 
 // AccountByID finds an account by id.
 func (s *Store) AccountByID(ctx context.Context, id string) (*mailroom.Account, error) {
-	return s.oneAccount(ctx, `SELECT id, name, created_at FROM accounts WHERE id = $1`, id)
+	return s.oneAccount(ctx, `SELECT `+accountColumns+` FROM accounts WHERE id = $1`, id)
 }
 
 // AccountByName finds an account by name.
 func (s *Store) AccountByName(ctx context.Context, name string) (*mailroom.Account, error) {
-	return s.oneAccount(ctx, `SELECT id, name, created_at FROM accounts WHERE name = $1`, name)
+	return s.oneAccount(ctx, `SELECT `+accountColumns+` FROM accounts WHERE name = $1`, name)
 }
 
 func (s *Store) oneAccount(ctx context.Context, query, arg string) (*mailroom.Account, error) {
@@ -39,7 +43,7 @@ func (s *Store) oneAccount(ctx context.Context, query, arg string) (*mailroom.Ac
 
 // ListAccounts lists every account, oldest first (an operator's view).
 func (s *Store) ListAccounts(ctx context.Context) ([]*mailroom.Account, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, name, created_at FROM accounts ORDER BY id`)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts ORDER BY id`)
 	if err != nil {
 		return nil, s.wrap(err, "list accounts")
 	}
@@ -47,14 +51,38 @@ func (s *Store) ListAccounts(ctx context.Context) ([]*mailroom.Account, error) {
 	return out, s.wrap(err, "list accounts")
 }
 
+// UpdateAccountLimits sets the request rate and burst of the account
+// named name and returns it as stored. Running nodes read the new limit on
+// their next reload (package ratelimit), not through this call.
+func (s *Store) UpdateAccountLimits(ctx context.Context, name string, rate float64, burst int) (*mailroom.Account, error) {
+	r, b := limitColumns(mailroom.RateLimit{Rate: rate, Burst: burst})
+	a, err := scanAccount(s.write.QueryRowContext(ctx,
+		`UPDATE accounts SET request_rate = $2, request_burst = $3 WHERE name = $1 RETURNING `+accountColumns,
+		name, r, b))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", name)
+	}
+	return a, s.wrap(err, "update account limits")
+}
+
+// limitColumns stores the parts of l that are not set as NULL, so that
+// the account follows the defaults for them.
+func limitColumns(l mailroom.RateLimit) (rate sql.NullFloat64, burst sql.NullInt64) {
+	return sql.NullFloat64{Float64: l.Rate, Valid: l.Rate != 0},
+		sql.NullInt64{Int64: int64(l.Burst), Valid: l.Burst != 0}
+}
+
 type scanner interface{ Scan(dest ...any) error }
 
 func scanAccount(row scanner) (*mailroom.Account, error) {
 	var a mailroom.Account
 	var created int64
-	if err := row.Scan(&a.ID, &a.Name, &created); err != nil {
+	var rate sql.NullFloat64
+	var burst sql.NullInt64
+	if err := row.Scan(&a.ID, &a.Name, &created, &rate, &burst); err != nil {
 		return nil, err
 	}
 	a.CreatedAt = fromMicros(created)
+	a.RateLimit = mailroom.RateLimit{Rate: rate.Float64, Burst: int(burst.Int64)}
 	return &a, nil
 }
