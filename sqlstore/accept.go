@@ -62,16 +62,22 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 	if err != nil {
 		return mailroom.AcceptResult{}, err
 	}
+	// The envelope repeats content's addresses and tags apart, for the
+	// email log, which must not read content (migration 00006).
+	envelope, err := encodeEnvelope(m)
+	if err != nil {
+		return mailroom.AcceptResult{}, err
+	}
 	var key any
 	if m.IdempotencyKey != "" {
 		key = m.IdempotencyKey
 	}
 	res, err := s.txExec(ctx, tx, `INSERT INTO messages (id, account_id, status, from_address, subject, category,
-		domain, idempotency_key, request_digest, content, created_at, scheduled_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		domain, idempotency_key, request_digest, content, envelope, created_at, scheduled_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
 		m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject, string(m.Category), m.Domain,
-		key, m.RequestDigest, content, micros(m.CreatedAt), microsOrNil(m.ScheduledAt))
+		key, m.RequestDigest, content, envelope, micros(m.CreatedAt), microsOrNil(m.ScheduledAt))
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "insert message")
 	}

@@ -6,26 +6,44 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
+// messageEnvelope is what the email log shows of a message beyond its
+// columns: the addresses and tags. A message row keeps it twice, alone in
+// the small envelope column (so that listing never reads the bodies and
+// attachments) and inside content (which delivery reads whole).
+type messageEnvelope struct {
+	From    mailroom.Address   `json:"from"`
+	To      []mailroom.Address `json:"to"`
+	Cc      []mailroom.Address `json:"cc,omitempty"`
+	Bcc     []mailroom.Address `json:"bcc,omitempty"`
+	ReplyTo []mailroom.Address `json:"replyTo,omitempty"`
+	Tags    map[string]string  `json:"tags,omitempty"`
+}
+
 // messageContent is what a message row keeps as JSON: everything of the
-// request that no query filters on.
+// request that no query filters on. The envelope is embedded, so its keys
+// in content are the envelope's own: migration 00006 copied them from
+// content into the envelope column by these names.
 type messageContent struct {
-	From            mailroom.Address      `json:"from"`
-	To              []mailroom.Address    `json:"to"`
-	Cc              []mailroom.Address    `json:"cc,omitempty"`
-	Bcc             []mailroom.Address    `json:"bcc,omitempty"`
-	ReplyTo         []mailroom.Address    `json:"replyTo,omitempty"`
+	messageEnvelope
 	HTML            string                `json:"html,omitempty"`
 	Text            string                `json:"text,omitempty"`
 	Headers         []mailroom.Header     `json:"headers,omitempty"`
 	Attachments     []mailroom.Attachment `json:"attachments,omitempty"`
-	Tags            map[string]string     `json:"tags,omitempty"`
 	MessageIDHeader string                `json:"messageIdHeader"`
+}
+
+func envelopeOf(m *mailroom.Message) messageEnvelope {
+	return messageEnvelope{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Tags: m.Tags}
+}
+
+func (e messageEnvelope) fill(m *mailroom.Message) {
+	m.From, m.To, m.Cc, m.Bcc, m.ReplyTo, m.Tags = e.From, e.To, e.Cc, e.Bcc, e.ReplyTo, e.Tags
 }
 
 func encodeContent(m *mailroom.Message) (string, error) {
 	b, err := json.Marshal(messageContent{
-		From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, HTML: m.HTML, Text: m.Text,
-		Headers: m.Headers, Attachments: m.Attachments, Tags: m.Tags, MessageIDHeader: m.MessageIDHeader,
+		messageEnvelope: envelopeOf(m), HTML: m.HTML, Text: m.Text,
+		Headers: m.Headers, Attachments: m.Attachments, MessageIDHeader: m.MessageIDHeader,
 	})
 	return string(b), err
 }
@@ -35,8 +53,22 @@ func decodeContent(raw string, m *mailroom.Message) error {
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		return err
 	}
-	m.From, m.To, m.Cc, m.Bcc, m.ReplyTo = c.From, c.To, c.Cc, c.Bcc, c.ReplyTo
-	m.HTML, m.Text, m.Headers, m.Attachments, m.Tags = c.HTML, c.Text, c.Headers, c.Attachments, c.Tags
+	c.messageEnvelope.fill(m)
+	m.HTML, m.Text, m.Headers, m.Attachments = c.HTML, c.Text, c.Headers, c.Attachments
 	m.MessageIDHeader = c.MessageIDHeader
+	return nil
+}
+
+func encodeEnvelope(m *mailroom.Message) (string, error) {
+	b, err := json.Marshal(envelopeOf(m))
+	return string(b), err
+}
+
+func decodeEnvelope(raw string, m *mailroom.Message) error {
+	var e messageEnvelope
+	if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		return err
+	}
+	e.fill(m)
 	return nil
 }
