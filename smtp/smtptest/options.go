@@ -7,6 +7,7 @@ type config struct {
 	startTLS    bool
 	implicitTLS bool
 	failTLS     bool
+	refuseTLS   bool
 	user, pass  string
 	maxBytes    int64
 	noPipeline  bool
@@ -24,6 +25,12 @@ func WithSTARTTLS() Option { return func(c *config) { c.startTLS = true } }
 func WithFailingTLS() Option {
 	return func(c *config) { c.startTLS, c.failTLS = true, true }
 }
+
+// WithRefusedSTARTTLS announces STARTTLS but answers the command with an
+// error (go-smtp's 502, having no certificate), as a receiver whose TLS is
+// misconfigured does; the session goes on in clear. Like
+// WithoutPipelining, it edits the EHLO reply.
+func WithRefusedSTARTTLS() Option { return func(c *config) { c.refuseTLS = true } }
 
 // WithImplicitTLS speaks TLS from the first byte, as on port 465 (RFC 8314
 // §3.3), with the same kind of certificate.

@@ -103,3 +103,30 @@ func TestSTARTTLSCountsHandshakes(t *testing.T) {
 		t.Errorf("stats %+v, want 1 TLS handshake", st)
 	}
 }
+
+func TestRefusedSTARTTLSGoesOnInClear(t *testing.T) {
+	s := Start(t, WithRefusedSTARTTLS())
+	c, err := gosmtp.Dial(s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Hello("client.test"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.Extension("STARTTLS"); !ok {
+		t.Fatal("STARTTLS not announced")
+	}
+	if ok, _ := c.Extension("PIPELINING"); !ok {
+		t.Fatal("PIPELINING no longer announced")
+	}
+	if err := startTLS(t, s, &tls.Config{InsecureSkipVerify: true}); err == nil {
+		t.Fatal("STARTTLS succeeded")
+	}
+	if err := c.SendMail("from@example.test", []string{"a@example.test"}, strings.NewReader("Subject: hi\r\n\r\nbody\r\n")); err != nil {
+		t.Fatalf("mail in clear: %v", err)
+	}
+	if st := s.Stats(); st.TLSHandshakes != 0 {
+		t.Errorf("stats %+v, want no handshake", st)
+	}
+}

@@ -80,14 +80,30 @@ type countedConn struct {
 }
 
 // pipeliningLine is how go-smtp's server announces PIPELINING: one line,
-// written on its own, never the last of the EHLO reply.
-var pipeliningLine = []byte("250-PIPELINING\r\n")
+// written on its own, never the last of the EHLO reply. It is where
+// WithoutPipelining and WithRefusedSTARTTLS edit that reply; under TLS the
+// lines are written encrypted and never match.
+var (
+	pipeliningLine = []byte("250-PIPELINING\r\n")
+	startTLSLine   = []byte("250-STARTTLS\r\n")
+)
 
 func (c *countedConn) Write(b []byte) (int, error) {
-	if c.s.cfg.noPipeline && bytes.Equal(b, pipeliningLine) {
-		return len(b), nil
+	cfg := c.s.cfg
+	if (!cfg.noPipeline && !cfg.refuseTLS) || !bytes.Equal(b, pipeliningLine) {
+		return c.Conn.Write(b)
 	}
-	return c.Conn.Write(b)
+	var lines []byte
+	if !cfg.noPipeline {
+		lines = append(lines, pipeliningLine...)
+	}
+	if cfg.refuseTLS {
+		lines = append(lines, startTLSLine...)
+	}
+	if _, err := c.Conn.Write(lines); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func (c *countedConn) Close() error {
