@@ -14,5 +14,9 @@ func TestCaptureDeliversEveryRecipient(t *testing.T) {
 		if r.MX != "capture" {
 			t.Errorf("MX %q, want capture", r.MX)
 		}
+		// Nothing was sent, so nothing went in clear.
+		if r.Unencrypted {
+			t.Errorf("%s: captured result reported unencrypted", r.Recipient)
+		}
 	}
 }

@@ -46,6 +46,9 @@ func TestRelayAuthenticatesOverSTARTTLS(t *testing.T) {
 			if res.MX != "127.0.0.1" {
 				t.Errorf("MX %q, want the relay host", res.MX)
 			}
+			if res.Unencrypted {
+				t.Errorf("%s: reported unencrypted over TLS", res.Recipient)
+			}
 		}
 	}
 	msgs := srv.Messages()
@@ -113,6 +116,13 @@ func TestRelayWithoutCredentials(t *testing.T) {
 	res := deliver(t, r, delivery("example.test", "a@example.test", "gone@example.test"))
 	want(t, res[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	want(t, res[1], mailroom.Bounced, 550, "5.1.1", "No such user")
+	// The relay offers no STARTTLS, and without credentials none is
+	// needed: the session ran in clear, and the results say so.
+	for _, r := range res {
+		if !r.Unencrypted {
+			t.Errorf("%s: not reported unencrypted", r.Recipient)
+		}
+	}
 }
 
 func TestRelayUnreachableDefers(t *testing.T) {

@@ -31,18 +31,27 @@ func (c *client) send(d *mailroom.Delivery) ([]mailroom.RecipientResult, bool) {
 	for i, rcpt := range d.Recipients {
 		t.res[i] = mailroom.RecipientResult{Recipient: rcpt, MX: c.host}
 	}
+	reusable := t.run()
+	// Every result says whether its session ran in clear, for the email
+	// log: opportunistic TLS may have gone without (RFC 7435).
+	for i := range t.res {
+		t.res[i].Unencrypted = !c.tls
+	}
+	return t.res, reusable
+}
+
+// run checks the envelope and sends the transaction, pipelined when the
+// server allows it.
+func (t *transaction) run() bool {
 	env, ok := t.envelope()
 	if !ok {
 		// Nothing was sent: the session is as clean as it was.
-		return t.res, true
+		return true
 	}
-	var reusable bool
-	if _, ok := c.ext["PIPELINING"]; ok {
-		reusable = t.pipelined(env)
-	} else {
-		reusable = t.stepwise(env)
+	if _, ok := t.c.ext["PIPELINING"]; ok {
+		return t.pipelined(env)
 	}
-	return t.res, reusable
+	return t.stepwise(env)
 }
 
 // stepwise sends each command and waits for its reply, for servers that do
