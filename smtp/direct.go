@@ -26,6 +26,9 @@ type Direct struct {
 	// do it (RFC 7435): encrypt whenever the server offers STARTTLS, but
 	// do not verify its certificate, since an MX host's certificate rarely
 	// names it and refusing would only push the mail into clear text.
+	// Whatever the configuration, a server whose TLS fails gets the mail
+	// in clear on a new connection (see engine.open): direct delivery
+	// never requires TLS.
 	TLSConfig *tls.Config
 	// Dialer opens connections; nil means a net.Dialer.
 	Dialer Dialer
@@ -85,6 +88,7 @@ func (d *Direct) engine() *engine {
 			maxPerHost:     d.MaxConnsPerHost,
 			maxTotal:       d.MaxConns,
 			tlsConfig:      cfg,
+			plainFallback:  true,
 		})
 	})
 	return d.eng

@@ -2,10 +2,13 @@
 // mailroom.Transport implementations of API.md §13's --delivery modes:
 //
 //   - Direct looks up each recipient domain's MX hosts and delivers to them
-//     the way a mail server does: STARTTLS when offered, pipelining, all the
-//     recipients of a domain in one transaction, connections kept for the
-//     next message to the same host, and a cap on connections per host and
-//     overall so that one slow receiver never stalls the others.
+//     the way a mail server does: STARTTLS when offered, and the message in
+//     clear on a new connection when the server's TLS fails (RFC 7435),
+//     pipelining, all the recipients of a domain in one transaction,
+//     connections kept for the next message to the same host, and a cap on
+//     connections per host and overall so that one slow receiver never
+//     stalls the others. Each result says whether its session was
+//     unencrypted.
 //   - Relay hands every message to one smarthost, with AUTH and TLS.
 //   - Capture sends nothing (the --dev default).
 //

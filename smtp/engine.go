@@ -60,6 +60,10 @@ type engineConfig struct {
 	// requireTLS fails a session that cannot have TLS rather than going on
 	// in clear: credentials are never sent unencrypted.
 	requireTLS bool
+	// plainFallback dials a server whose TLS failed again and goes on in
+	// clear, remembering the failure for a while (see engine.open). Direct
+	// sets it; a relay never does.
+	plainFallback bool
 	// auth, when set, makes a SASL client for each session (RFC 4954).
 	auth func() sasl.Client
 }
@@ -69,6 +73,8 @@ type engine struct {
 	cfg    engineConfig
 	limits *limits
 	pool   *pool
+	// tlsFailures is nil unless cfg.plainFallback.
+	tlsFailures *tlsMemory
 }
 
 func newEngine(cfg engineConfig) *engine {
@@ -84,11 +90,15 @@ func newEngine(cfg engineConfig) *engine {
 	cfg.idleTimeout = orDefault(cfg.idleTimeout, DefaultIdleTimeout)
 	cfg.maxPerHost = orDefault(cfg.maxPerHost, DefaultMaxConnsPerHost)
 	cfg.maxTotal = orDefault(cfg.maxTotal, DefaultMaxConns)
-	return &engine{
+	e := &engine{
 		cfg:    cfg,
 		limits: newLimits(cfg.maxPerHost, cfg.maxTotal),
 		pool:   newPool(cfg.maxPerHost, cfg.idleTimeout),
 	}
+	if cfg.plainFallback {
+		e.tlsFailures = newTLSMemory(tlsFailureMemory, maxTLSFailures)
+	}
+	return e
 }
 
 func orDefault[T int | time.Duration](v, def T) T {

@@ -6,91 +6,115 @@ import (
 	"strings"
 )
 
-// open dials addr and readies a session for mail to host: greeting, EHLO,
-// TLS, AUTH. Any failure is returned as a deferral: it concerns this host
-// and this session, not the recipients, so the next MX host may do better
-// and a later attempt may too.
-func (e *engine) open(ctx context.Context, host, addr string) (*client, status) {
+// connect dials addr and readies a session for mail to host: greeting,
+// EHLO, TLS, AUTH, without trying STARTTLS when plain. Any failure is
+// returned as a deferral: it concerns this host and this session, not the
+// recipients, so the next MX host may do better and a later attempt may
+// too. tlsFailed reports that the session failed because the server's TLS
+// did (see open).
+func (e *engine) connect(ctx context.Context, host, addr string, plain bool) (c *client, why status, tlsFailed bool) {
 	dctx, cancel := context.WithTimeout(ctx, e.cfg.dialTimeout)
 	raw, err := e.cfg.dialer.DialContext(dctx, "tcp", addr)
 	cancel()
 	if err != nil {
-		return nil, deferred(enhNoAnswer, "connecting to %s [%s]: %v", host, addr, err)
+		return nil, deferred(enhNoAnswer, "connecting to %s [%s]: %v", host, addr, err), false
 	}
-	c := newClient(raw, host, addr, e.cfg.commandTimeout, e.cfg.dataTimeout)
+	c = newClient(raw, host, addr, e.cfg.commandTimeout, e.cfg.dataTimeout)
 	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
-	why, ok := e.handshake(ctx, c)
+	why, tlsFailed, ok := e.handshake(ctx, c, plain)
 	if !stop() && ok {
 		ok = false
 		why = deferred(enhBadConnection, "session with %s [%s]: %v", host, addr, ctx.Err())
 	}
 	if !ok {
 		c.close()
-		return nil, why
+		return nil, why, tlsFailed
 	}
-	return c, status{}
+	return c, status{}, false
 }
 
-// handshake takes a new connection from TCP to ready-for-MAIL.
-func (e *engine) handshake(ctx context.Context, c *client) (status, bool) {
+// handshake takes a new connection from TCP to ready-for-MAIL, using
+// STARTTLS when the server offers it unless plain.
+func (e *engine) handshake(ctx context.Context, c *client, plain bool) (why status, tlsFailed, ok bool) {
 	if e.cfg.implicitTLS {
+		// Only a relay speaks implicit TLS, and it never falls back.
 		if why, ok := e.startTLS(ctx, c); !ok {
-			return why, false
+			return why, false, false
 		}
 	}
 	// RFC 5321 §3.1: the server speaks first.
 	c.deadline(c.commandTimeout)
 	greeting, err := c.read()
 	if err != nil {
-		return c.broken("reading the greeting", err), false
+		return c.broken("reading the greeting", err), false, false
 	}
 	if greeting.Code != 220 {
 		// A 554 greeting says this host takes no mail from us now
 		// (RFC 5321 §3.1); another host, or later, may.
-		return greeting.status().asDeferred(), false
+		return greeting.status().asDeferred(), false, false
 	}
 	if why, ok := c.hello(e.cfg.hostname); !ok {
-		return why, false
+		return why, false, false
 	}
 
-	if !c.tls {
-		if _, offered := c.ext["STARTTLS"]; offered {
-			r, err := c.cmd("STARTTLS")
-			if err != nil {
-				return c.broken("STARTTLS", err), false
-			}
-			switch {
-			case r.Code == 220:
-				// RFC 3207 §4.2 (and CVE-2011-0411): nothing the server
-				// sent after its 220 may be read as part of the TLS session.
-				if c.r.Buffered() > 0 {
-					return deferred(enhSecurity, "%s sent data after its STARTTLS reply", c.host), false
-				}
-				if why, ok := e.startTLS(ctx, c); !ok {
-					return why, false
-				}
-				// RFC 3207 §4.2: forget what was said before TLS and
-				// greet again.
-				if why, ok := c.hello(e.cfg.hostname); !ok {
-					return why, false
-				}
-			case e.cfg.requireTLS:
-				return r.status().asDeferred(), false
-			}
-			// Otherwise the server declined (454, RFC 3207 §4): with
-			// opportunistic TLS (RFC 7435) the session goes on in clear.
+	if _, offered := c.ext["STARTTLS"]; offered && !c.tls && !plain {
+		if why, tlsFailed, ok := e.startTLSCommand(ctx, c); !ok {
+			return why, tlsFailed, false
 		}
 	}
 	if e.cfg.requireTLS && !c.tls {
-		return deferred(enhSecurity, "%s does not offer STARTTLS; credentials are never sent in clear", c.host), false
+		return deferred(enhSecurity, "%s does not offer STARTTLS; credentials are never sent in clear", c.host), false, false
 	}
 
 	if e.cfg.auth != nil {
 		if why, ok := c.authenticate(e.cfg.auth()); !ok {
-			return why, false
+			return why, false, false
 		}
 	}
-	return status{}, true
+	return status{}, false, true
+}
+
+// startTLSCommand upgrades the session with STARTTLS (RFC 3207 §4) and
+// greets again. When the server declines, the session goes on in clear.
+// tlsFailed reports a failure of the server's TLS that leaves this
+// connection unusable: a 421 instead of TLS, data sent after the 220, a
+// failed handshake, or a connection that breaks at the first exchange
+// under TLS. A connection lost before the server answered STARTTLS is not
+// counted: it looks like any network failure, and the attempt is deferred.
+func (e *engine) startTLSCommand(ctx context.Context, c *client) (why status, tlsFailed, ok bool) {
+	r, err := c.cmd("STARTTLS")
+	if err != nil {
+		return c.broken("STARTTLS", err), false, false
+	}
+	switch {
+	case r.Code == 220:
+	case e.cfg.requireTLS:
+		return r.status().asDeferred(), false, false
+	case r.closing():
+		// The server closes the connection rather than start TLS.
+		return r.status().asDeferred(), true, false
+	default:
+		// The server declined (454, RFC 3207 §4): with opportunistic TLS
+		// (RFC 7435) the session goes on in clear, on this connection.
+		return status{}, false, true
+	}
+	// RFC 3207 §4.2 (and CVE-2011-0411): nothing the server sent after its
+	// 220 may be read as part of the TLS session.
+	if c.r.Buffered() > 0 {
+		return deferred(enhSecurity, "%s sent data after its STARTTLS reply", c.host), true, false
+	}
+	if why, ok := e.startTLS(ctx, c); !ok {
+		return why, true, false
+	}
+	// RFC 3207 §4.2: forget what was said before TLS and greet again.
+	if why, ok := c.hello(e.cfg.hostname); !ok {
+		// A connection that breaks here (no reply, so no code) is TLS
+		// failing too: under TLS 1.3 the client's handshake ends before
+		// the server has checked it, and the server's alert arrives with
+		// its first record (RFC 8446 §4.4.4, §6.2).
+		return why, why.Code == 0, false
+	}
+	return status{}, false, true
 }
 
 // hello introduces us (RFC 5321 §4.1.1.1) and records the extensions the
@@ -148,8 +172,7 @@ func (e *engine) startTLS(ctx context.Context, c *client) (status, bool) {
 	hctx, cancel := context.WithTimeout(ctx, c.commandTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
-		// No fall-back to clear text on the same host: the attempt is
-		// deferred, and the failure is in the log for the operator.
+		// The caller decides whether to go on in clear (see open).
 		return deferred(enhSecurity, "TLS with %s [%s] failed: %v", c.host, c.addr, err), false
 	}
 	c.setConn(tc)

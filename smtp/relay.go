@@ -16,7 +16,11 @@ import (
 //
 // With credentials, TLS is required: STARTTLS when the relay offers it,
 // and otherwise nothing is sent, since AUTH PLAIN in clear gives the
-// password away (RFC 4954 §4). A refused login (535) defers the recipients
+// password away (RFC 4954 §4). Unlike Direct, a relay whose TLS fails is
+// never tried again in clear: its certificate is verified, so a failed
+// handshake may be someone in the middle, and a configured smarthost that
+// cannot do TLS is the operator's to fix, not to work around. A refused
+// login (535) defers the recipients
 // rather than bouncing them: it is the operator's configuration that is
 // wrong, and nothing is lost while it is fixed.
 type Relay struct {
