@@ -16,10 +16,11 @@ func keyFrom(ctx context.Context) *mailroom.APIKey {
 	return k
 }
 
-// authed guards a handler: the bearer key must be valid, not revoked, and
-// hold scope, checked in that order (API.md §2). Only the Authorization
-// header is read: a key in the query string or a cookie would end up in
-// proxy logs and browser history, so those are not accepted.
+// authed guards a handler: the bearer key must be valid, not revoked,
+// within its account's request rate (API.md §11) and hold scope, checked in
+// that order (API.md §2). Only the Authorization header is read: a key in
+// the query string or a cookie would end up in proxy logs and browser
+// history, so those are not accepted.
 func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearerToken(r.Header.Get("Authorization"))
@@ -33,6 +34,9 @@ func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.Handle
 			return
 		}
 		requestInfoFrom(r.Context()).keyID = key.KeyID
+		if !s.admit(w, r, key.AccountID) {
+			return
+		}
 		if err := mailroom.RequireScope(key, scope); err != nil {
 			writeError(w, r, err)
 			return

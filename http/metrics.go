@@ -10,8 +10,9 @@ import (
 // metrics are the request counters and latencies served to Prometheus on
 // the operator's metrics listener (never on the API port).
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	rateLimited *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -25,9 +26,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time to answer API requests, by route pattern.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"route"}),
+		// By account, so that an operator sees which customer runs into
+		// its limit (and may raise it with `mailroom accounts update`).
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mailroom_rate_limited_total",
+			Help: "Requests refused with 429 rate_limited, by account id.",
+		}, []string{"account"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration)
+		reg.MustRegister(m.requests, m.duration, m.rateLimited)
 	}
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/ratelimit"
 )
 
 // Server holds what the API handlers need. Build it with its fields set,
@@ -25,6 +26,9 @@ type Server struct {
 	Log       *slog.Logger
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
+	// Limiter enforces each account's request rate (API.md §11); nil lets
+	// every request through, which tests that are not about rates want.
+	Limiter *ratelimit.Limiter
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
