@@ -17,6 +17,8 @@ const (
 	PrefixEvent    = "evt_"
 	PrefixTemplate = "tpl_"
 	PrefixWebhook  = "wh_"
+	PrefixNode     = "node_"
+	PrefixClaim    = "clm_"
 )
 
 var (

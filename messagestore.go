@@ -17,11 +17,18 @@ type MessageStore interface {
 	// Concurrent calls may share one commit (group commit).
 	AcceptMessage(ctx context.Context, m *Message) (AcceptResult, error)
 
-	// ClaimDueRecipients leases up to limit recipients due at now, pushing
-	// their due time to now+lease before anything is dialled, so that a
-	// crash mid-delivery cannot loop, and several nodes never deliver one
-	// recipient at once.
-	ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*QueuedRecipient, error)
+	// ClaimDueRecipients claims the due recipients of up to c.Limit
+	// messages for node c.Node under one fresh claim token, so that
+	// several nodes never deliver one recipient at once. A claim ends when
+	// its outcome is recorded, when it is released, when its node is found
+	// dead, or (a backstop) when its lease runs out in the database's
+	// clock. Claims take whole messages: every due recipient of a claimed
+	// message comes in the same claim.
+	ClaimDueRecipients(ctx context.Context, c Claim) ([]*QueuedRecipient, error)
+	// ReleaseClaims hands claimed recipients back unattempted: they are
+	// due again at dueAt (their due time is kept when dueAt is nil). Only
+	// recipients still under token are released.
+	ReleaseClaims(ctx context.Context, token string, recipients []*QueuedRecipient, dueAt *time.Time) error
 	// MessageForDelivery returns a message's content and its stored signed
 	// bytes (nil until composed).
 	MessageForDelivery(ctx context.Context, messageID string) (*Message, []byte, error)
@@ -30,9 +37,10 @@ type MessageStore interface {
 	SaveRaw(ctx context.Context, messageID string, raw []byte) ([]byte, error)
 	// RecordAttempts stores the outcome of attempts (recipient states, due
 	// times, their events, suppressions from hard bounces) and the
-	// messages' derived statuses, in one transaction. An attempt whose
-	// claim has been superseded (its lease ended and another claim took
-	// the recipient) is dropped with its event.
+	// messages' derived statuses, in one transaction, and ends their
+	// claims. An attempt whose claim is no longer current (it was released,
+	// or its node was declared dead, and another claim may have taken the
+	// recipient) is dropped with its event.
 	RecordAttempts(ctx context.Context, attempts []*Attempt) error
 
 	// Message returns an account's message with recipients and events.
@@ -54,6 +62,22 @@ type AcceptResult struct {
 	Duplicate bool
 }
 
+// Claim asks for due work on behalf of a node.
+type Claim struct {
+	// Node is the claiming node's id (see NodeStore).
+	Node string
+	// Now is the node's time: recipients due at or before it are claimed.
+	Now time.Time
+	// Lease bounds the claim in the database's clock, so that skewed node
+	// clocks cannot make two nodes hold one recipient.
+	Lease time.Duration
+	// Limit is the most messages to claim.
+	Limit int
+	// SkipDomains are recipient domains not to claim now (their
+	// destinations are busy); a message's other recipients are claimed.
+	SkipDomains []string
+}
+
 // QueuedRecipient is a claimed recipient with what delivery needs.
 type QueuedRecipient struct {
 	Recipient
@@ -61,10 +85,9 @@ type QueuedRecipient struct {
 	// QueuedAt is when the recipient first became due: the retry window
 	// counts from it.
 	QueuedAt time.Time
-	// LeaseUntil is when this claim ends. It fences the outcome: a worker
-	// whose lease ran out (and whose recipient another worker claimed
-	// since) records nothing.
-	LeaseUntil time.Time
+	// ClaimToken fences the outcome: it is recorded only while the
+	// recipient is still under this token.
+	ClaimToken string
 }
 
 // Attempt is the outcome for one recipient, to be recorded. Recipient
@@ -72,9 +95,9 @@ type QueuedRecipient struct {
 type Attempt struct {
 	Recipient *Recipient
 	Message   *MessageSummary
-	// LeaseUntil is the claim's lease end; the attempt is recorded only if
-	// the recipient is still under that claim.
-	LeaseUntil time.Time
+	// ClaimToken is the claim's token; the attempt is recorded only if the
+	// recipient is still under that claim.
+	ClaimToken string
 	DueAt      *time.Time
 	Event      *Event
 	// Suppress adds the address to the account's suppression list.

@@ -17,6 +17,7 @@ type Store interface {
 	DomainStore
 	EventStore
 	MessageStore
+	NodeStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

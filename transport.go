@@ -72,3 +72,9 @@ type DKIMKey struct {
 type Composer interface {
 	Compose(m *Message, key DKIMKey) ([]byte, error)
 }
+
+// Signer returns a message's signed RFC 5322 bytes, composing, signing and
+// storing them on first use (package delivery), and its return-path domain.
+type Signer interface {
+	Signed(ctx context.Context, m *MessageSummary) (raw []byte, returnPath string, err error)
+}

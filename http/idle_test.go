@@ -16,9 +16,9 @@ type countingStore struct {
 	claims atomic.Int64
 }
 
-func (c *countingStore) ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.QueuedRecipient, error) {
+func (c *countingStore) ClaimDueRecipients(ctx context.Context, claim mailroom.Claim) ([]*mailroom.QueuedRecipient, error) {
 	c.claims.Add(1)
-	return c.Store.ClaimDueRecipients(ctx, now, lease, limit)
+	return c.Store.ClaimDueRecipients(ctx, claim)
 }
 
 // After its work is done, an idle delivery worker looks for more once per

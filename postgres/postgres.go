@@ -79,9 +79,16 @@ var engine = sqlstore.Engine{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	LockRows:   " FOR UPDATE",
 	Committers: 4,
+	// clock_timestamp(), not now(): now() is the start of the transaction.
+	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {
 		var e *pgconn.PgError
 		return errors.As(err, &e) && e.Code == "23505"
+	},
+	DomainOf: func(col string) string { return "lower(substring(" + col + " from '[^@]*$'))" },
+	IsConflict: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 	},
 	IsUnavailable: func(err error) bool {
 		var pgErr *pgconn.PgError

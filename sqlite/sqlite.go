@@ -115,6 +115,13 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 var engine = sqlstore.Engine{
 	Name:       "sqlite",
 	Committers: 1,
+	// One node per data directory: the database's clock is that node's.
+	NowMicros: "CAST(unixepoch('subsec') * 1000000 AS INTEGER)",
+	// rtrim(a, chars) with the address's own characters other than '@'
+	// strips back to its last '@'; what is left is removed from the front.
+	DomainOf: func(col string) string {
+		return "lower(substr(" + col + ", length(rtrim(" + col + ", replace(" + col + ", '@', ''))) + 1))"
+	},
 	IsUniqueViolation: func(err error) bool {
 		var e *sqlite.Error
 		return errors.As(err, &e) &&

@@ -3,10 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -14,27 +12,44 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at, r.due_at,
-	m.account_id, m.from_address, m.subject, m.domain, m.content, m.created_at`
+const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at,
+	m.account_id, m.from_address, m.subject, m.domain, m.created_at`
 
-// ClaimDueRecipients leases due recipients by pushing due_at forward to the
-// end of the lease before anything is dialled (as mox does): a node that
-// dies mid-delivery leaves them due again when the lease ends, and a crash
-// can never make a recipient hot-loop.
+// claimable is the condition on recipients r that a claim may take: due,
+// and held by no live claim. A lease that ran out in the database's clock
+// frees a recipient even if its node still beats (a stuck worker).
+const claimable = `r.due_at <= $1 AND (r.claim_token IS NULL OR r.lease_until < %s)`
+
+// ClaimDueRecipients claims the due recipients of whole messages under one
+// new token, recording the claiming node and the lease's end in the
+// database's clock; due_at is left alone, so that it keeps meaning "next
+// due" (a scheduled send can be told from one being sent).
 //
-// Claims take whole messages: all due recipients of a message go to one
-// worker, so that the recipients of one domain share one SMTP transaction.
 // On PostgreSQL the message rows are locked with SKIP LOCKED, so nodes and
-// workers claim side by side without ever splitting a message.
-func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*mailroom.QueuedRecipient, error) {
+// workers claim side by side without ever splitting a message. Neither the
+// message's content nor its signed bytes are read: a claim is bounded by
+// the number of recipients, not by the size of their mail.
+func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*mailroom.QueuedRecipient, error) {
 	var out []*mailroom.QueuedRecipient
-	leaseEnd := micros(now.Add(lease))
+	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
+	dbNow := s.engine.NowMicros
+	cond := fmt.Sprintf(claimable, dbNow)
+	// Literals, not parameters: the list changes size from claim to claim
+	// and is short, and domains are validated A-labels.
+	if len(c.SkipDomains) > 0 {
+		quoted := make([]string, len(c.SkipDomains))
+		for i, d := range c.SkipDomains {
+			quoted[i] = "'" + strings.ReplaceAll(d, "'", "''") + "'"
+		}
+		cond += " AND " + s.engine.DomainOf("r.address") + " NOT IN (" + strings.Join(quoted, ", ") + ")"
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		// Three statements a batch, whatever its size: on PostgreSQL each
+		out = nil
+		// Four statements a batch, whatever its size: on PostgreSQL each
 		// is a round trip.
 		rows, err := s.txQuery(ctx, tx, `SELECT id FROM messages WHERE id IN (
-			SELECT message_id FROM recipients WHERE due_at <= $1 ORDER BY due_at LIMIT $2) LIMIT $3`+s.engine.SkipLocked,
-			micros(now), 4*limit, limit)
+			SELECT r.message_id FROM recipients r WHERE `+cond+` ORDER BY r.due_at LIMIT $2) LIMIT $3`+s.engine.SkipLocked,
+			micros(c.Now), 4*c.Limit, c.Limit)
 		if err != nil {
 			return s.wrap(err, "claim messages")
 		}
@@ -45,16 +60,15 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease tim
 		if err != nil || len(ids) == 0 {
 			return s.wrap(err, "claim messages")
 		}
-		args := append([]any{micros(now), leaseEnd}, ids...)
-		rows, err = tx.QueryContext(ctx, `UPDATE recipients SET due_at = $2
-			WHERE due_at <= $1 AND message_id IN (`+placeholders(3, len(ids))+`) RETURNING message_id`, args...)
+		args := append([]any{micros(c.Now), c.Node, token, c.Lease.Microseconds()}, ids...)
+		rows, err = tx.QueryContext(ctx, `UPDATE recipients AS r SET claim_node = $2, claim_token = $3, lease_until = `+dbNow+` + $4
+			WHERE `+cond+` AND r.message_id IN (`+placeholders(5, len(ids))+`) RETURNING message_id`, args...)
 		if err != nil {
 			return s.wrap(err, "claim recipients")
 		}
-		// Only the messages this UPDATE claimed rows of: a message another
-		// worker claimed a moment ago (when its lock was released between
-		// our SELECT and UPDATE) has no row left due here, and its rows
-		// may carry the same lease end as ours.
+		// Only the messages this UPDATE claimed rows of: another worker may
+		// have claimed one a moment ago (when its lock was released
+		// between our SELECT and UPDATE).
 		claimed, err := collect(rows, func(r scanner) (string, error) {
 			var id string
 			return id, r.Scan(&id)
@@ -62,18 +76,54 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, now time.Time, lease tim
 		if err != nil || len(claimed) == 0 {
 			return s.wrap(err, "claim recipients")
 		}
-		args = []any{leaseEnd}
+		args = []any{token}
 		for _, id := range slices.Compact(slices.Sorted(slices.Values(claimed))) {
 			args = append(args, id)
 		}
+		in := placeholders(2, len(args)-1)
 		rows, err = tx.QueryContext(ctx, `SELECT `+queuedColumns+` FROM recipients r JOIN messages m ON m.id = r.message_id
-			WHERE r.due_at = $1 AND r.message_id IN (`+placeholders(2, len(args)-1)+`) ORDER BY r.message_id, r.position`,
-			args...)
+			WHERE r.claim_token = $1 AND r.message_id IN (`+in+`) ORDER BY r.message_id, r.position`, args...)
 		if err != nil {
 			return s.wrap(err, "read claimed recipients")
 		}
-		out, err = collect(rows, scanQueued)
-		return s.wrap(err, "read claimed recipients")
+		if out, err = collect(rows, scanQueued); err != nil {
+			return s.wrap(err, "read claimed recipients")
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT message_id, key, value FROM message_tags WHERE message_id IN (`+
+			placeholders(1, len(args)-1)+`)`, args[1:]...)
+		if err != nil {
+			return s.wrap(err, "read claimed tags")
+		}
+		tags := map[string]map[string]string{}
+		for rows.Next() {
+			var id, k, v string
+			if err := rows.Scan(&id, &k, &v); err != nil {
+				rows.Close()
+				return s.wrap(err, "read claimed tags")
+			}
+			if tags[id] == nil {
+				tags[id] = map[string]string{}
+			}
+			tags[id][k] = v
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return s.wrap(err, "read claimed tags")
+		}
+		// One summary per message, shared by its recipients.
+		byID := map[string]*mailroom.MessageSummary{}
+		for _, q := range out {
+			if m := byID[q.MessageID]; m != nil {
+				q.Message = m
+				continue
+			}
+			q.Message.Tags = tags[q.MessageID]
+			byID[q.MessageID] = q.Message
+		}
+		for _, q := range out {
+			q.ClaimToken = token
+		}
+		return nil
 	})
 	return out, err
 }
@@ -92,22 +142,34 @@ func placeholders(first, n int) string {
 
 func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
-	var kind, status, content string
-	var queued, lease, created int64
-	if err := row.Scan(&q.MessageID, &q.Address, &kind, &status, &q.Attempts, &queued, &lease,
-		&q.Message.AccountID, &q.Message.From, &q.Message.Subject, &q.Message.Domain, &content, &created); err != nil {
-		return nil, err
-	}
-	var c struct {
-		Tags map[string]string `json:"tags"`
-	}
-	if err := json.Unmarshal([]byte(content), &c); err != nil {
+	var kind, status string
+	var queued, created int64
+	if err := row.Scan(&q.MessageID, &q.Address, &kind, &status, &q.Attempts, &queued,
+		&q.Message.AccountID, &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
-	q.QueuedAt, q.LeaseUntil = fromMicros(queued), fromMicros(lease)
-	q.Message.ID, q.Message.Tags, q.Message.CreatedAt = q.MessageID, c.Tags, fromMicros(created)
+	q.QueuedAt = fromMicros(queued)
+	q.Message.ID, q.Message.CreatedAt = q.MessageID, fromMicros(created)
 	return q, nil
+}
+
+// ReleaseClaims hands recipients back unattempted, in one transaction
+// shared with other writes.
+func (s *Store) ReleaseClaims(ctx context.Context, token string, recipients []*mailroom.QueuedRecipient, dueAt *time.Time) error {
+	if len(recipients) == 0 {
+		return nil
+	}
+	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, q := range recipients {
+			if _, err := s.txExec(ctx, tx, `UPDATE recipients SET claim_node = NULL, claim_token = NULL, lease_until = NULL,
+				due_at = COALESCE($4, due_at) WHERE message_id = $1 AND address = $2 AND claim_token = $3`,
+				q.MessageID, q.Address, token, microsOrNil(dueAt)); err != nil {
+				return s.wrap(err, "release claim")
+			}
+		}
+		return nil
+	}, messageLocks(recipients)...)
 }
 
 // MessageForDelivery returns a message's content and stored signed bytes.
@@ -129,24 +191,19 @@ func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, err
 			return s.wrap(err, "save raw")
 		}
 		return s.wrap(s.txQueryRow(ctx, tx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&stored), "save raw")
-	})
+	}, id)
 	return stored, err
 }
 
 // RecordAttempts stores attempts' outcomes and re-derives their messages'
 // statuses, all in one transaction, shared with other concurrent writes
 // (group commit): each delivery records its outcome as soon as its SMTP
-// exchange ends, without paying a commit of its own.
+// exchange ends, without paying a commit of its own. Two deliveries of one
+// message (to two domains) may record at once; each re-derives the
+// message's status from all its recipients, so each must see the other's:
+// the committer locks their messages first.
 func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt) error {
 	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// Two deliveries of one message (to two domains) may record at
-		// once. Each re-derives the message's status from all its
-		// recipients, so each must see the other's: lock the messages
-		// first, in id order (so that two transactions cannot deadlock on
-		// them). SQLite's single writer needs no lock.
-		if err := s.lockMessages(ctx, tx, attempts); err != nil {
-			return err
-		}
 		touched := map[string]bool{}
 		for _, a := range attempts {
 			r := a.Recipient
@@ -155,10 +212,11 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 				code = r.SMTPCode
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
-				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10
-				WHERE message_id = $1 AND address = $2 AND due_at = $11`,
+				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10,
+				claim_node = NULL, claim_token = NULL, lease_until = NULL
+				WHERE message_id = $1 AND address = $2 AND claim_token = $11`,
 				r.MessageID, r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
-				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), micros(a.LeaseUntil))
+				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken)
 			if err != nil {
 				return s.wrap(err, "record attempt")
 			}
@@ -183,24 +241,25 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 			}
 		}
 		return nil
-	})
+	}, attemptLocks(attempts)...)
 }
 
-func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, attempts []*mailroom.Attempt) error {
-	if s.engine.LockRows == "" {
-		return nil
+// messageLocks lists the messages of recipients, for the committer's
+// global lock order.
+func messageLocks(recipients []*mailroom.QueuedRecipient) []string {
+	ids := make([]string, len(recipients))
+	for i, q := range recipients {
+		ids[i] = q.MessageID
 	}
-	ids := map[string]bool{}
-	for _, a := range attempts {
-		ids[a.Recipient.MessageID] = true
+	return ids
+}
+
+func attemptLocks(attempts []*mailroom.Attempt) []string {
+	ids := make([]string, len(attempts))
+	for i, a := range attempts {
+		ids[i] = a.Recipient.MessageID
 	}
-	for _, id := range slices.Sorted(maps.Keys(ids)) {
-		var got string
-		if err := s.txQueryRow(ctx, tx, `SELECT id FROM messages WHERE id = $1`+s.engine.LockRows, id).Scan(&got); err != nil {
-			return s.wrap(err, "lock message")
-		}
-	}
-	return nil
+	return ids
 }
 
 // rederiveStatus sets a message's status from its recipients' (API.md §6).

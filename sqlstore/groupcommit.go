@@ -3,7 +3,13 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/mailroom/mailroom"
 )
@@ -14,13 +20,31 @@ import (
 // transaction's latency low.
 const maxBatch = 128
 
+// Bounds of a write under a failing or overloaded database (API.md §11
+// "Staying up"): a job waits at most commitWait for its turn (it is then
+// answered 503 without being run), and a batch's transaction may take at
+// most commitTimeout, so that every caller hears back within seconds.
+const (
+	commitWait    = 5 * time.Second
+	commitTimeout = 5 * time.Second
+	// retryConflicts is how many times a batch that PostgreSQL aborted for
+	// a deadlock or a serialization failure is run again.
+	retryConflicts = 3
+)
+
 // job is one unit of work that must be durable before its caller hears
 // back: an accept, or a delivery's outcome. run writes inside the shared
 // transaction; an error from it aborts the whole batch, so outcomes that
 // must not (a reused idempotency key) are kept by the job itself.
 type job struct {
-	run   func(ctx context.Context, tx *sql.Tx) error
-	reply chan error
+	run func(ctx context.Context, tx *sql.Tx) error
+	// locks are the ids of the messages whose rows the job changes: the
+	// batch locks all of its jobs' messages first, in one global order,
+	// so that two batches cannot deadlock on them.
+	locks []string
+	// deadline is when the caller stops waiting for the job to start.
+	deadline time.Time
+	reply    chan error
 }
 
 // committer turns concurrent writes into few transactions (DESIGN.md §2).
@@ -49,10 +73,19 @@ func newCommitter(s *Store, workers int) *committer {
 }
 
 // do runs fn in a shared transaction and returns once it is committed (or
-// failed). Once queued, a job is answered after its commit whatever the
-// caller's context does: the answer says whether the write is stored.
-func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	j := &job{run: fn, reply: make(chan error, 1)}
+// failed). locks names the messages fn changes (see job.locks). A job that
+// cannot start within commitWait (or the caller's deadline, if sooner) is
+// answered ECodeUnavailable without being run. Once started, a job is
+// answered after its commit whatever the caller's context does: the answer
+// says whether the write is stored.
+func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, locks ...string) error {
+	deadline := time.Now().Add(commitWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	j := &job{run: fn, locks: locks, deadline: deadline, reply: make(chan error, 1)}
+	wait := time.NewTimer(time.Until(deadline))
+	defer wait.Stop()
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()
@@ -61,6 +94,9 @@ func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *sql
 	select {
 	case c.queue <- j:
 		c.mu.RUnlock()
+	case <-wait.C:
+		c.mu.RUnlock()
+		return mailroom.Unavailable(errors.New("no commit slot in time"))
 	case <-ctx.Done():
 		c.mu.RUnlock()
 		return mailroom.Unavailable(ctx.Err())
@@ -98,28 +134,99 @@ func (c *committer) run() {
 	}
 }
 
-// commit runs batch in one transaction. If it fails as a whole, each job is
-// retried in a transaction of its own, so that one bad job cannot fail the
-// others.
+// commit runs batch in one transaction. Jobs whose callers stopped waiting
+// are answered without being run. A deadlock or serialization failure is
+// retried; an unreachable database fails the batch as a whole; any other
+// failure (one bad job) is retried job by job, so that one job cannot fail
+// the others.
 func (c *committer) commit(batch []*job) {
-	ctx := context.Background()
-	err := c.s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, j := range batch {
-			if err := j.run(ctx, tx); err != nil {
+	live := batch[:0:0]
+	now := time.Now()
+	for _, j := range batch {
+		if now.After(j.deadline) {
+			j.reply <- mailroom.Unavailable(errors.New("the write waited too long for its turn"))
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	var err error
+	for try := 0; ; try++ {
+		err = c.once(live)
+		if err == nil || !c.s.engine.isConflict(err) || try == retryConflicts {
+			break
+		}
+	}
+	if err != nil && len(live) > 1 && !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
+		for _, j := range live {
+			c.commit([]*job{j})
+		}
+		return
+	}
+	for _, j := range live {
+		j.reply <- err
+	}
+}
+
+// once runs the jobs in one transaction, bounded by commitTimeout, after
+// locking every message they change in id order.
+func (c *committer) once(jobs []*job) error {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	return c.s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := c.s.lockMessages(ctx, tx, jobs); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if err := runJob(ctx, tx, j); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil && len(batch) > 1 {
-		for _, j := range batch {
-			c.commit([]*job{j})
+}
+
+// runJob runs one job, turning a panic into an error: the committer must
+// outlive a bug in one job, whose caller then gets an internal error.
+func runJob(ctx context.Context, tx *sql.Tx, j *job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in a storage write: %v\n%s", p, debug.Stack())
 		}
-		return
+	}()
+	return j.run(ctx, tx)
+}
+
+// lockMessages locks the message rows the jobs change, in one statement
+// ordered by id: every transaction takes its message locks in the same
+// order, so none waits for another that waits for it. SQLite's single
+// writer needs no lock.
+func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, jobs []*job) error {
+	if s.engine.LockRows == "" {
+		return nil
 	}
-	for _, j := range batch {
-		j.reply <- err
+	ids := map[string]bool{}
+	for _, j := range jobs {
+		for _, id := range j.locks {
+			ids[id] = true
+		}
 	}
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids))
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		args = append(args, id)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM messages WHERE id IN (`+placeholders(1, len(args))+`) ORDER BY id`+s.engine.LockRows, args...)
+	if err != nil {
+		return s.wrap(err, "lock messages")
+	}
+	for rows.Next() {
+	}
+	return s.wrap(errors.Join(rows.Err(), rows.Close()), "lock messages")
 }
 
 // close stops the workers once they have committed what is queued. It may

@@ -35,10 +35,23 @@ type Engine struct {
 	// Committers is how many group-commit transactions may run at once:
 	// 1 for SQLite (one writer), a few for PostgreSQL.
 	Committers int
+	// NowMicros is an SQL expression for the database's current time in
+	// microseconds since the Unix epoch: leases and heartbeats are kept in
+	// the database's clock, so that nodes with skewed clocks agree on them.
+	NowMicros string
+	// DomainOf returns an SQL expression for the lower-case domain of the
+	// address in column col: the text after its last '@'.
+	DomainOf func(col string) string
+	// IsConflict reports whether err aborted a transaction that may
+	// simply be run again: a deadlock or a serialization failure on
+	// PostgreSQL (SQLSTATE 40P01, 40001); nil on SQLite.
+	IsConflict func(error) bool
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
 }
+
+func (e Engine) isConflict(err error) bool { return e.IsConflict != nil && e.IsConflict(err) }
 
 // Store is the SQL implementation of mailroom.Store.
 type Store struct {

@@ -116,7 +116,7 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 	// Four claimers at once: every recipient is claimed once.
 	claimed := map[string]int{}
 	for _, q := range claimConcurrently(t, 4, func() ([]*mailroom.QueuedRecipient, error) {
-		return s.ClaimDueRecipients(ctx, t0, time.Minute, 4)
+		return claim(s, "node_a", t0, 4)
 	}) {
 		claimed[q.Address]++
 		if q.Message.Subject != "Your receipt" || q.Message.Tags["kind"] != "receipt" || !q.QueuedAt.Equal(t0) {
@@ -131,13 +131,17 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 			t.Fatalf("%s claimed %d times", a, n)
 		}
 	}
-	// The lease pushed them all forward: nothing is due until it ends.
-	if got := Try(s.ClaimDueRecipients(ctx, t0.Add(30*time.Second), time.Minute, 100)).Must(t); len(got) != 0 {
-		t.Fatalf("%d recipients claimable inside their lease", len(got))
+	// Claimed recipients are held, whatever the node's clock says.
+	if got := Try(claim(s, "node_b", t0.Add(time.Hour), 100)).Must(t); len(got) != 0 {
+		t.Fatalf("%d recipients claimable while claimed", len(got))
 	}
-	got := Try(s.ClaimDueRecipients(ctx, t0.Add(time.Minute), time.Minute, 100)).Must(t)
+	// Once the node is gone, its work returns to anyone.
+	if err := s.RemoveNode(ctx, "node_a"); err != nil {
+		t.Fatal(err)
+	}
+	got := Try(claim(s, "node_b", t0, 100)).Must(t)
 	if len(got) != 30 {
-		t.Fatalf("after the lease, %d claimable, want 30 (a dead node's work returns)", len(got))
+		t.Fatalf("after its node left, %d claimable, want 30", len(got))
 	}
 
 	// The first stored signed bytes win.
@@ -158,7 +162,7 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 	r.Status, r.Attempts, r.LastAttemptAt = mailroom.RecipientBounced, 1, &now
 	r.SMTPCode, r.SMTPResponse, r.MX = 550, "5.1.1 no such user", "mx.x.example"
 	err = s.RecordAttempts(ctx, []*mailroom.Attempt{{
-		Recipient: &r, Message: q.Message, LeaseUntil: q.LeaseUntil,
+		Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken,
 		Event:    mailroom.NewEmailEvent(q.Message, &r, mailroom.EventEmailBounced, now),
 		Suppress: &mailroom.Suppression{AccountID: acct.ID, Address: r.Address, Reason: mailroom.SuppressedHardBounce, MessageID: r.MessageID, CreatedAt: now},
 	}})
@@ -179,7 +183,10 @@ func testDeliveryQueue(t *testing.T, s mailroom.Store) {
 		t.Fatalf("suppression: %+v", sup)
 	}
 	// A finished recipient is never claimed again.
-	for _, q2 := range Try(s.ClaimDueRecipients(ctx, t0.Add(time.Hour), time.Minute, 100)).Must(t) {
+	if _, err := s.ReleaseAllClaims(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q2 := range Try(claim(s, "node_c", t0.Add(time.Hour), 100)).Must(t) {
 		if q2.Address == r.Address {
 			t.Fatal("a bounced recipient was claimed")
 		}
@@ -278,14 +285,14 @@ func testRetention(t *testing.T, s mailroom.Store) {
 			t.Fatal(err)
 		}
 	}
-	q := Try(s.ClaimDueRecipients(ctx, t0, time.Minute, 10)).Must(t)
+	q := Try(claim(s, "node_a", t0, 10)).Must(t)
 	for _, c := range q {
 		if c.MessageID != old.ID {
 			continue
 		}
 		r := c.Recipient
 		r.Status = mailroom.RecipientDelivered
-		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: c.Message, LeaseUntil: c.LeaseUntil,
+		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: c.Message, ClaimToken: c.ClaimToken,
 			Event: mailroom.NewEmailEvent(c.Message, &r, mailroom.EventEmailDelivered, t0)}}); err != nil {
 			t.Fatal(err)
 		}
@@ -301,8 +308,8 @@ func testRetention(t *testing.T, s mailroom.Store) {
 	}
 }
 
-// A worker whose lease ran out records nothing over the outcome of the
-// worker that claimed the recipient after it.
+// A worker whose claim was released (its node was taken for dead) records
+// nothing over the outcome of the worker that claimed the recipient after it.
 func testSupersededClaim(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acct := NewAccount(t, s, "acme")
@@ -313,13 +320,16 @@ func testSupersededClaim(t *testing.T, s mailroom.Store) {
 		t.Helper()
 		r := q.Recipient
 		r.Status, r.Attempts = st, r.Attempts+1
-		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: q.Message, LeaseUntil: q.LeaseUntil,
+		if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken,
 			DueAt: due, Event: mailroom.NewEmailEvent(q.Message, &r, typ, t0)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	slow := Try(s.ClaimDueRecipients(ctx, t0, time.Minute, 10)).Must(t)[0]
-	fast := Try(s.ClaimDueRecipients(ctx, t0.Add(2*time.Minute), time.Minute, 10)).Must(t)[0]
+	slow := Try(claim(s, "node_slow", t0, 10)).Must(t)[0]
+	if err := s.RemoveNode(ctx, "node_slow"); err != nil {
+		t.Fatal(err)
+	}
+	fast := Try(claim(s, "node_fast", t0, 10)).Must(t)[0]
 	record(fast, mailroom.RecipientDelivered, mailroom.EventEmailDelivered, nil)
 	later := t0.Add(time.Hour)
 	record(slow, mailroom.RecipientDeferred, mailroom.EventEmailDeferred, &later)
@@ -334,7 +344,12 @@ func testSupersededClaim(t *testing.T, s mailroom.Store) {
 	if got := eventTypes(events); len(got) != 2 || got[1] != mailroom.EventEmailDelivered {
 		t.Fatalf("timeline %v", got)
 	}
-	if again := Try(s.ClaimDueRecipients(ctx, t0.Add(2*time.Hour), time.Minute, 10)).Must(t); len(again) != 0 {
+	if again := Try(claim(s, "node_fast", t0.Add(2*time.Hour), 10)).Must(t); len(again) != 0 {
 		t.Fatal("a delivered recipient became claimable again")
 	}
+}
+
+// claim claims up to limit messages due at now for node.
+func claim(s mailroom.Store, node string, now time.Time, limit int) ([]*mailroom.QueuedRecipient, error) {
+	return s.ClaimDueRecipients(context.Background(), mailroom.Claim{Node: node, Now: now, Lease: time.Minute, Limit: limit})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/compose"
+	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/smtp"
 )
@@ -31,8 +32,8 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")
-	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery workers on this node; each claims its own batch (0: this node only accepts, for API-only nodes of a cluster)")
-	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "how long a node holds the recipients it claimed; after a crash they are retried when it ends (keep it above the SMTP timeouts)")
+	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery concurrency on this node, in units of 50 messages in flight (0: this node only accepts, for API-only nodes of a cluster)")
+	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "the longest a claim on a recipient lasts while its node lives (a dead node's claims are released within a minute; keep it above the SMTP timeouts)")
 }
 
 // transport builds the Transport of the chosen mode.
@@ -64,25 +65,39 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 	return nil, "", usageError{fmt.Sprintf("--delivery must be direct, relay or capture, not %q", mode)}
 }
 
-// services builds the send path, the delivery worker and retention.
+// deliveryServices are the send path, the delivery runtime and retention.
+type deliveryServices struct {
+	sender    *mailroom.Sender
+	deliverer *delivery.Deliverer
+	messages  *mailroom.MessageLog
+	retention *mailroom.Retention
+}
+
+// services builds the send path, the delivery worker and retention for the
+// node nodeID.
 func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains, transport mailroom.Transport,
-	hostname string, log *slog.Logger) (*mailroom.Sender, *mailroom.Deliverer, *mailroom.Retention, error) {
+	hostname, nodeID string, log *slog.Logger) (*deliveryServices, error) {
 	if f.workers < 0 {
-		return nil, nil, nil, usageError{"--delivery-workers cannot be negative"}
+		return nil, usageError{"--delivery-workers cannot be negative"}
 	}
 	if f.retention < 24*time.Hour {
-		return nil, nil, nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
+		return nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
 	}
 	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
-		return nil, nil, nil, usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
+		return nil, usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
 	}
-	deliverer := &mailroom.Deliverer{
-		Store: store, Domains: domains, Transport: transport, Now: time.Now, Log: log,
-		Composer:      compose.Composer{Hostname: hostname},
-		RetryMinDelay: f.retryMinDelay, MaxRetryDelay: 2 * time.Hour, RetryWindow: f.retryWindow,
-		Lease: f.lease, Workers: f.workers, Batch: 50, Poll: time.Second,
+	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{Hostname: hostname}}
+	const batch = 50
+	deliverer := &delivery.Deliverer{
+		Store: store, Signer: signer, Transport: transport, Now: time.Now, Log: log, Node: nodeID,
+		Retry: mailroom.RetryPolicy{MinDelay: f.retryMinDelay, MaxDelay: 2 * time.Hour, Window: f.retryWindow},
+		Lease: f.lease, Batch: batch, MaxMessages: f.workers * batch, PerDestination: 64,
+		Poll: time.Second, DrainTimeout: 30 * time.Second,
 	}
-	sender := &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake}
-	retention := &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log}
-	return sender, deliverer, retention, nil
+	return &deliveryServices{
+		sender:    &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake},
+		deliverer: deliverer,
+		messages:  &mailroom.MessageLog{Store: store, Signer: signer},
+		retention: &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log},
+	}, nil
 }

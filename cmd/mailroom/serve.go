@@ -17,8 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/cluster"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/tlscert"
 )
 
@@ -73,10 +75,18 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
+	if c.databaseURL == "" {
+		unlock, err := sqlite.LockForServe(c.dataDir)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	store, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
+	// Closed last, after every goroutine that uses it has returned.
 	defer store.Close()
 
 	seal, created, err := sealer.LoadOrCreate(c.dataDir, c.secretKey)
@@ -94,7 +104,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		return err
 	}
 	defer transport.Close()
-	sender, deliverer, retention, err := c.deliveryFlags.services(store, domains, transport, c.hostname, log)
+	node := &mailroom.Node{ID: mailroom.NewID(mailroom.PrefixNode, time.Now()), Hostname: c.hostname, StartedAt: time.Now().UTC()}
+	svc, err := c.deliveryFlags.services(store, domains, transport, c.hostname, node.ID, log)
 	if err != nil {
 		return err
 	}
@@ -113,26 +124,38 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	deliverer.Observe = deliveryMetrics(registry)
+	svc.deliverer.Observe = deliveryMetrics(registry)
+
+	members, err := c.join(ctx, store, node, log)
+	if err != nil {
+		return err
+	}
+	members.OnReleased = svc.deliverer.Wake
+	svc.deliverer.Healthy = members.Healthy
 
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
 	usage := mailroom.NewKeyUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
+	workers.Go(func() { members.Run(background) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
-	if deliverer.Workers > 0 {
-		workers.Go(func() { deliverer.Run(background) })
+	workers.Go(func() { svc.retention.Run(background, time.Hour) })
+	// Delivery stops claiming when ctx ends, and drains.
+	deliveryDone := make(chan struct{})
+	if svc.deliverer.MaxMessages > 0 {
+		go func() { svc.deliverer.Run(ctx); close(deliveryDone) }()
+	} else {
+		close(deliveryDone)
 	}
-	workers.Go(func() { retention.Run(background, time.Hour) })
 
 	api := &mhttp.Server{
-		Store:     store,
-		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains:   domains,
-		Sender:    sender,
-		Deliverer: deliverer,
-		Log:       log,
-		Metrics:   registry,
+		Store:    store,
+		Auth:     &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:  domains,
+		Sender:   svc.sender,
+		Messages: svc.messages,
+		Log:      log,
+		Metrics:  registry,
 	}
 
 	ln, err := net.Listen("tcp", c.listen)
@@ -159,28 +182,64 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	base := baseURL(ln.Addr())
 	printBanner(stdout, c, base, certNote+"\nDelivery: "+deliveryNote, devKey)
-	log.Info("listening", "url", base, "storage", c.describe())
+	log.Info("listening", "url", base, "storage", c.describe(), "node", node.ID)
 
 	select {
 	case err = <-serveErr:
 		err = fmt.Errorf("HTTPS server: %w", err)
 	case <-ctx.Done():
-		log.Info("shutting down: finishing requests in flight")
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		err = srv.Shutdown(shutdownCtx)
-		if errors.Is(err, context.DeadlineExceeded) {
-			log.Warn("requests still running after 30 s were cut off")
-			err = nil
-		}
+		err = drain(srv, deliveryDone, log)
 	}
 	if metricsSrv != nil {
 		_ = metricsSrv.Close()
 	}
 	stopBackground()
 	workers.Wait()
+	leaveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if lerr := members.Leave(leaveCtx); lerr != nil {
+		log.Warn("could not hand back this node's claims; other nodes take them within a minute", "err", lerr)
+	}
 	log.Info("stopped")
 	return err
+}
+
+// drain is the orderly stop after SIGTERM or SIGINT (API.md §11): the
+// listener closes and the requests in flight finish, while delivery (whose
+// context has ended) claims nothing more, hands back what it had not
+// started, and lets the SMTP exchanges in flight finish. Both are bounded
+// by 30 s.
+func drain(srv *http.Server, deliveryDone <-chan struct{}, log *slog.Logger) error {
+	log.Info("shutting down: finishing requests and SMTP exchanges in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("requests still running after 30 s were cut off")
+		err = nil
+	}
+	<-deliveryDone
+	return err
+}
+
+// join registers this node. On SQLite, where this process holds the data
+// directory alone, every claim left from before belonged to a process that
+// is gone: it is released, and delivered at once.
+func (c serveConfig) join(ctx context.Context, store mailroom.Store, node *mailroom.Node, log *slog.Logger) (*cluster.Membership, error) {
+	if c.databaseURL == "" {
+		n, err := store.ReleaseAllClaims(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("release the claims left from before: %w", err)
+		}
+		if n > 0 {
+			log.Info("released the claims left by the previous run; delivering them now", "recipients", n)
+		}
+	}
+	m := &cluster.Membership{Store: store, Node: node, Log: log}
+	if err := m.Join(ctx); err != nil {
+		return nil, fmt.Errorf("register this node: %w", err)
+	}
+	return m, nil
 }
 
 // certificate loads the operator's certificate or the self-signed one.

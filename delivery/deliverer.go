@@ -1,0 +1,193 @@
+// Package delivery is the delivery runtime (DESIGN.md §2, §3): it claims due
+// recipients from storage, composes and signs each message once, hands the
+// deliveries to the Transport, and records every outcome with its event.
+// The policies it applies (retry delays, outcome classification, the
+// envelope sender) live in the root package.
+package delivery
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Deliverer claims due mail and delivers it. Claims take whole messages;
+// each claimed message is worked on by its own goroutine, so that a slow
+// receiver holds only its own messages, never the next claim: the
+// Deliverer claims again as soon as a message slot is free.
+type Deliverer struct {
+	Store     mailroom.MessageStore
+	Signer    mailroom.Signer
+	Transport mailroom.Transport
+	Now       func() time.Time
+	Log       *slog.Logger
+	Retry     mailroom.RetryPolicy
+
+	// Node is this node's id, recorded with its claims.
+	Node string
+	// Healthy reports whether this node's claims are still its own: false
+	// while its heartbeat is failing, when other nodes may soon release
+	// them. Nothing is claimed or started then. Nil means always healthy.
+	Healthy func() bool
+	// Lease bounds a claim in the database's clock: a backstop for a node
+	// that lives but whose worker is stuck.
+	Lease time.Duration
+	// Batch is the most messages one claim takes; MaxMessages the most
+	// messages in flight on this node.
+	Batch       int
+	MaxMessages int
+	// PerDestination is the most deliveries in flight to one recipient
+	// domain: past it, claims skip that domain, so that other destinations
+	// keep flowing while one receiver is slow. The transport's own caps
+	// per MX host pace the sessions themselves.
+	PerDestination int
+	// Poll is how often an idle Deliverer looks for due work that another
+	// node queued or whose retry time came.
+	Poll time.Duration
+	// DrainTimeout bounds how long Run lets SMTP exchanges in flight finish
+	// once its context ends; past it they are cut off.
+	DrainTimeout time.Duration
+	// Observe, when set, is told of every recipient's attempt: its outcome
+	// and how long the SMTP exchange took (for metrics).
+	Observe func(outcome mailroom.Outcome, exchange time.Duration)
+
+	// wake is closed (and replaced) to wake the idle claim loop: a
+	// broadcast that a Wake during a claim cannot be lost to.
+	wakeMu sync.Mutex
+	wake   chan struct{}
+
+	dests destinations
+}
+
+// Wake tells the Deliverer that work is due now.
+func (d *Deliverer) Wake() {
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if d.wake != nil {
+		close(d.wake)
+	}
+	d.wake = make(chan struct{})
+}
+
+// wakeChan returns the channel the next Wake closes.
+func (d *Deliverer) wakeChan() <-chan struct{} {
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if d.wake == nil {
+		d.wake = make(chan struct{})
+	}
+	return d.wake
+}
+
+// Run claims and delivers until ctx ends, then drains: it claims nothing
+// more, hands back the claimed recipients whose exchange has not started,
+// lets the exchanges in flight finish (up to DrainTimeout) and records
+// them, and returns when every message it took is settled. It never
+// cancels an exchange mid-DATA before the drain time is up: a receiver
+// cut off after the data may keep the mail and get it again.
+func (d *Deliverer) Run(ctx context.Context) {
+	exchanges, cutOff := context.WithCancel(context.WithoutCancel(ctx))
+	defer cutOff()
+	w := &work{d: d, stop: ctx, exchanges: exchanges, slots: make(chan struct{}, max(1, d.MaxMessages)),
+		freed: make(chan struct{}, 1)}
+	for ctx.Err() == nil {
+		woken := d.wakeChan() // taken before the claim: a Wake during it is not missed
+		n, err := w.claimOnce()
+		if err != nil && ctx.Err() == nil {
+			d.Log.Warn("delivery claim failed", "err", err)
+		}
+		if n > 0 && err == nil {
+			continue // more may be due
+		}
+		idle := time.NewTimer(d.Poll)
+		select {
+		case <-ctx.Done():
+		case <-woken:
+		case <-w.freed: // a slot or a destination came free
+		case <-idle.C:
+		}
+		idle.Stop()
+	}
+	drain := time.AfterFunc(max(0, d.DrainTimeout), cutOff)
+	w.inFlight.Wait()
+	drain.Stop()
+}
+
+// DeliverDue claims once and delivers what it claimed, returning how many
+// recipients it claimed once all of them are settled: a single pass, for
+// tests and tools.
+func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
+	w := &work{d: d, stop: ctx, exchanges: ctx, slots: make(chan struct{}, max(1, d.MaxMessages)),
+		freed: make(chan struct{}, 1)}
+	n, err := w.claimOnce()
+	w.inFlight.Wait()
+	return n, err
+}
+
+// work is one Run's state: the message slots and what is in flight.
+type work struct {
+	d *Deliverer
+	// stop ends claiming and the start of new exchanges; exchanges ends
+	// the exchanges themselves (at the end of the drain).
+	stop, exchanges context.Context
+	slots           chan struct{}
+	freed           chan struct{}
+	inFlight        sync.WaitGroup
+}
+
+// claimOnce claims as many messages as there are free slots (at most a
+// Batch), skipping destinations at their cap, and starts each one. It
+// returns how many recipients it claimed.
+func (w *work) claimOnce() (int, error) {
+	d := w.d
+	free := cap(w.slots) - len(w.slots)
+	if free == 0 || (d.Healthy != nil && !d.Healthy()) {
+		return 0, nil
+	}
+	claimed, err := d.Store.ClaimDueRecipients(w.stop, mailroom.Claim{
+		Node: d.Node, Now: d.Now().UTC(), Lease: d.Lease, Limit: min(free, max(1, d.Batch)),
+		SkipDomains: d.dests.busy(max(1, d.PerDestination)),
+	})
+	if err != nil || len(claimed) == 0 {
+		return 0, err
+	}
+	for _, msg := range byMessage(claimed) {
+		w.slots <- struct{}{}
+		for _, q := range msg {
+			d.dests.add(q.Domain())
+		}
+		w.inFlight.Go(func() {
+			defer w.release()
+			w.deliverMessage(msg)
+		})
+	}
+	return len(claimed), nil
+}
+
+// release frees a message slot and tells the claim loop.
+func (w *work) release() {
+	<-w.slots
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+// byMessage splits claimed recipients (ordered by message) per message.
+func byMessage(claimed []*mailroom.QueuedRecipient) [][]*mailroom.QueuedRecipient {
+	var out [][]*mailroom.QueuedRecipient
+	for i, q := range claimed {
+		if i == 0 || q.MessageID != claimed[i-1].MessageID {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], q)
+	}
+	return out
+}
+
+// jitter is the retry delay's random factor.
+func jitter() float64 { return mailroom.Jitter(rand.Float64()) }

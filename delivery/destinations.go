@@ -1,0 +1,46 @@
+package delivery
+
+import (
+	"slices"
+	"sync"
+)
+
+// destinations counts the deliveries in flight per recipient domain, so
+// that claims can skip a domain whose receiver is slow instead of filling
+// every message slot with mail that waits for it (DESIGN.md §3: one slow
+// receiver never stalls others).
+type destinations struct {
+	mu       sync.Mutex
+	inFlight map[string]int
+}
+
+func (d *destinations) add(domain string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inFlight == nil {
+		d.inFlight = map[string]int{}
+	}
+	d.inFlight[domain]++
+}
+
+func (d *destinations) done(domain string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inFlight[domain]--; d.inFlight[domain] <= 0 {
+		delete(d.inFlight, domain)
+	}
+}
+
+// busy lists the domains with at least limit deliveries in flight.
+func (d *destinations) busy(limit int) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for dom, n := range d.inFlight {
+		if n >= limit {
+			out = append(out, dom)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

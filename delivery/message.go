@@ -1,0 +1,143 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// deliverMessage delivers one claimed message: signed once, then one
+// transaction per recipient domain, side by side (DESIGN.md §3). Each
+// domain's outcome is recorded as soon as its exchange ends (the store
+// shares the commit with its neighbours), so that a crash repeats only the
+// exchanges it interrupted.
+func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
+	d := w.d
+	defer func() {
+		for _, q := range msg {
+			d.dests.done(q.Domain())
+		}
+	}()
+	if !w.mayStart() {
+		w.handBack(msg)
+		return
+	}
+	raw, returnPath, err := d.Signer.Signed(w.exchanges, msg[0].Message)
+	if err != nil {
+		w.record(msg[0].MessageID, d.unsendable(msg, err))
+		return
+	}
+	var wg sync.WaitGroup
+	for _, group := range byDomain(msg) {
+		wg.Go(func() { w.deliverGroup(group, raw, returnPath) })
+	}
+	wg.Wait()
+}
+
+// mayStart reports whether a new exchange may begin: not while draining,
+// and not while this node's claims may be released by others.
+func (w *work) mayStart() bool {
+	return w.stop.Err() == nil && (w.d.Healthy == nil || w.d.Healthy())
+}
+
+// deliverGroup sends one message to its recipients at one domain and
+// records the outcome.
+func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, returnPath string) {
+	d := w.d
+	if !w.mayStart() {
+		w.handBack(group)
+		return
+	}
+	first := group[0]
+	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw}
+	for _, q := range group {
+		delivery.Recipients = append(delivery.Recipients, q.Address)
+	}
+	delivery.MailFrom = mailroom.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
+
+	// The exchange must end inside the lease (a tenth of it is kept for
+	// recording), or another node may take the recipients over while this
+	// one still talks to their server.
+	ctx, cancel := context.WithTimeout(w.exchanges, d.Lease-d.Lease/10)
+	start := time.Now()
+	results := d.Transport.Deliver(ctx, delivery)
+	exchange := time.Since(start)
+	cancel()
+
+	now := d.Now().UTC()
+	attempts := make([]*mailroom.Attempt, len(group))
+	for i, q := range group {
+		res := mailroom.RecipientResult{Recipient: q.Address, Outcome: mailroom.Deferred, Response: "no result from the transport"}
+		if i < len(results) {
+			res = results[i]
+		}
+		attempts[i] = mailroom.NewAttempt(q, res, now, d.Retry, jitter())
+		if d.Observe != nil {
+			d.Observe(res.Outcome, exchange)
+		}
+	}
+	w.record(first.MessageID, attempts)
+}
+
+// record stores outcomes. If that fails, the claim stays until its node is
+// found dead or its lease ends, and the recipients are delivered again: at
+// least once, never lost.
+func (w *work) record(messageID string, attempts []*mailroom.Attempt) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), recordTimeout)
+	defer cancel()
+	if err := w.d.Store.RecordAttempts(ctx, attempts); err != nil {
+		w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
+			"message_id", messageID, "err", err)
+	}
+}
+
+// recordTimeout bounds recording an outcome; the committer answers within
+// seconds whatever storage does.
+const recordTimeout = 30 * time.Second
+
+// handBack releases recipients whose exchange never started, due at once.
+func (w *work) handBack(group []*mailroom.QueuedRecipient) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), recordTimeout)
+	defer cancel()
+	if err := w.d.Store.ReleaseClaims(ctx, group[0].ClaimToken, group, nil); err != nil {
+		w.d.Log.Warn("could not hand back claimed recipients; they return when this node's claims are released",
+			"message_id", group[0].MessageID, "err", err)
+	}
+}
+
+// unsendable is the outcome for recipients whose message could not be
+// prepared: its sending domain was removed before the first attempt
+// (permanent), or storage failed (temporary).
+func (d *Deliverer) unsendable(group []*mailroom.QueuedRecipient, err error) []*mailroom.Attempt {
+	res := mailroom.RecipientResult{Outcome: mailroom.Deferred, Response: "could not prepare the message: " + mailroom.ErrorCode(err)}
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) {
+		res = mailroom.RecipientResult{Outcome: mailroom.Bounced, Response: "the sending domain was removed from the account before delivery"}
+	}
+	d.Log.Warn("could not prepare a message for delivery", "message_id", group[0].MessageID, "err", err)
+	now := d.Now().UTC()
+	out := make([]*mailroom.Attempt, len(group))
+	for i, q := range group {
+		res.Recipient = q.Address
+		out[i] = mailroom.NewAttempt(q, res, now, d.Retry, jitter())
+	}
+	return out
+}
+
+// byDomain splits one message's recipients per domain, in their order.
+func byDomain(msg []*mailroom.QueuedRecipient) [][]*mailroom.QueuedRecipient {
+	index := map[string]int{}
+	var out [][]*mailroom.QueuedRecipient
+	for _, q := range msg {
+		dom := q.Domain()
+		i, ok := index[dom]
+		if !ok {
+			i = len(out)
+			index[dom] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], q)
+	}
+	return out
+}

@@ -1,0 +1,25 @@
+-- +goose Up
+-- The nodes serving this storage (API.md §11 "Staying up"). Each node
+-- beats its heartbeat every few seconds in the database's clock; a node
+-- whose heartbeat is stale is dead, and any node may release its claims.
+CREATE TABLE nodes (
+    id           TEXT PRIMARY KEY,
+    hostname     TEXT NOT NULL,
+    started_at   INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL
+);
+
+-- A claimed recipient says who holds it: the node, a token that fences the
+-- outcome (only the holder of the current token may record one), and when
+-- the claim ends in the database's clock. due_at keeps meaning "next due".
+ALTER TABLE recipients ADD COLUMN claim_node TEXT;
+ALTER TABLE recipients ADD COLUMN claim_token TEXT;
+ALTER TABLE recipients ADD COLUMN lease_until INTEGER;
+CREATE INDEX recipients_by_claim_node ON recipients (claim_node) WHERE claim_node IS NOT NULL;
+
+-- +goose Down
+DROP INDEX recipients_by_claim_node;
+ALTER TABLE recipients DROP COLUMN lease_until;
+ALTER TABLE recipients DROP COLUMN claim_token;
+ALTER TABLE recipients DROP COLUMN claim_node;
+DROP TABLE nodes;

@@ -1,0 +1,76 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// releaseClaims is the SET clause that ends a claim without an outcome:
+// the recipient keeps its due time and is claimable again at once.
+const releaseClaims = `claim_node = NULL, claim_token = NULL, lease_until = NULL`
+
+// Heartbeat records that n is alive, in the database's clock, and counts the
+// live nodes.
+func (s *Store) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
+	var live int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		now := s.engine.NowMicros
+		_, err := tx.ExecContext(ctx, `INSERT INTO nodes (id, hostname, started_at, heartbeat_at) VALUES ($1, $2, $3, `+now+`)
+			ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, n.ID, n.Hostname, micros(n.StartedAt))
+		if err != nil {
+			return s.wrap(err, "heartbeat")
+		}
+		return s.wrap(tx.QueryRowContext(ctx, `SELECT count(*) FROM nodes WHERE heartbeat_at >= `+now+` - $1`,
+			mailroom.NodeStaleAfter.Microseconds()).Scan(&live), "count nodes")
+	})
+	return live, err
+}
+
+// ReleaseDeadNodes releases the claims of nodes whose heartbeat is stale
+// and forgets them. A node that was only cut off (not dead) finds its row
+// gone at its next beat and registers again; its outcomes for the claims
+// released here are fenced off by their tokens.
+func (s *Store) ReleaseDeadNodes(ctx context.Context, staleAfter time.Duration) (int, error) {
+	var released int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		stale := s.engine.NowMicros + ` - $1`
+		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+` WHERE claim_node IN (
+			SELECT id FROM nodes WHERE heartbeat_at < `+stale+`)`, staleAfter.Microseconds())
+		if err != nil {
+			return s.wrap(err, "release dead nodes' claims")
+		}
+		released, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+stale, staleAfter.Microseconds())
+		return s.wrap(err, "forget dead nodes")
+	})
+	return int(released), err
+}
+
+// RemoveNode releases a stopping node's claims and removes its row.
+func (s *Store) RemoveNode(ctx context.Context, nodeID string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+` WHERE claim_node = $1`, nodeID); err != nil {
+			return s.wrap(err, "release claims")
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE id = $1`, nodeID)
+		return s.wrap(err, "remove node")
+	})
+}
+
+// ReleaseAllClaims releases every claim and forgets every node.
+func (s *Store) ReleaseAllClaims(ctx context.Context) (int, error) {
+	var released int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+` WHERE claim_node IS NOT NULL`)
+		if err != nil {
+			return s.wrap(err, "release claims")
+		}
+		released, _ = res.RowsAffected()
+		_, err = tx.ExecContext(ctx, `DELETE FROM nodes`)
+		return s.wrap(err, "forget nodes")
+	})
+	return int(released), err
+}
