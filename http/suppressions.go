@@ -2,7 +2,6 @@ package http
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/mailroom/mailroom"
 )
@@ -23,30 +22,22 @@ type addSuppressionRequest struct {
 }
 
 // addSuppression: POST /v1/suppressions. 201 when added, 200 with the
-// existing entry when the address was suppressed already.
+// existing entry when the address was suppressed already: the service
+// decides which.
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) {
 	var req addSuppressionRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	a, err := mailroom.ParseAddress(req.Address)
-	if err != nil {
-		var v mailroom.Validator
-		v.Add("address", "%s", err.(*mailroom.Error).Message)
-		writeError(w, r, v.Err())
-		return
-	}
-	now := s.now().Truncate(time.Microsecond)
-	sup, err := s.Store.AddSuppression(r.Context(), &mailroom.Suppression{
-		AccountID: keyFrom(r.Context()).AccountID, Address: a.Address, Reason: mailroom.SuppressedManual, CreatedAt: now})
+	sup, created, err := s.Suppressions.Add(r.Context(), keyFrom(r.Context()).AccountID, req.Address)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	status := http.StatusCreated
-	if !sup.CreatedAt.Equal(now) || sup.Reason != mailroom.SuppressedManual {
-		status = http.StatusOK
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
 	}
 	writeJSON(w, status, toSuppressionJSON(sup))
 }
@@ -58,7 +49,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	list, next, err := s.Store.ListSuppressions(r.Context(), keyFrom(r.Context()).AccountID, page)
+	list, next, err := s.Suppressions.List(r.Context(), keyFrom(r.Context()).AccountID, page)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -72,7 +63,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 
 // getSuppression: GET /v1/suppressions/{address}.
 func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) {
-	sup, err := s.Store.Suppression(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address"))
+	sup, err := s.Suppressions.Get(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -83,7 +74,7 @@ func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) {
 // deleteSuppression: DELETE /v1/suppressions/{address}: mail to it is
 // attempted again.
 func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) {
-	if err := s.Store.DeleteSuppression(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address")); err != nil {
+	if err := s.Suppressions.Delete(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("address")); err != nil {
 		writeError(w, r, err)
 		return
 	}
