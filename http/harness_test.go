@@ -110,6 +110,7 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 		Deliverer: deliverer,
 		Log:       slog.New(slog.DiscardHandler),
 	}
+	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.EnableHTTP2 = true
 	ts.StartTLS()

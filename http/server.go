@@ -24,6 +24,8 @@ type Server struct {
 	Sender    *mailroom.Sender
 	Deliverer *mailroom.Deliverer
 	Log       *slog.Logger
+	// Suppressions is the suppression list service (API.md §10).
+	Suppressions *mailroom.Suppressions
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// Limiter enforces each account's request rate (API.md §11); nil lets
