@@ -135,3 +135,17 @@ func (l *Limiter) Run(ctx context.Context, every time.Duration) {
 		}
 	}
 }
+
+// Buckets is the number of accounts whose buckets are held in memory.
+func (l *Limiter) Buckets() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// Nodes is the node count of the last SetNodes (1 until then).
+func (l *Limiter) Nodes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.nodes
+}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -12,11 +14,17 @@ import (
 
 func accountsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{"accounts needs a subcommand: create or list"}
+		return usageError{"accounts needs a subcommand: create, list or update"}
 	}
 	fs := newFlagSet("accounts "+args[0], stderr)
 	var sf storageFlags
 	sf.register(fs)
+	var rate float64
+	var burst int
+	if args[0] == "update" {
+		fs.Float64Var(&rate, "rate", 0, fmt.Sprintf("requests per second (default for accounts never set: %g)", mailroom.DefaultRate))
+		fs.IntVar(&burst, "burst", 0, fmt.Sprintf("requests at once (default for accounts never set: %d)", mailroom.DefaultBurst))
+	}
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -48,11 +56,31 @@ func accountsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 				return err
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+			fmt.Fprintln(tw, "ID\tNAME\tRATE\tBURST\tCREATED")
 			for _, a := range accts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", a.ID, a.Name, a.CreatedAt.Format(time.RFC3339))
+				rate, burst := describeLimits(a)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, rate, burst, a.CreatedAt.Format(time.RFC3339))
 			}
 			return tw.Flush()
+		})
+	case "update":
+		if len(rest) != 1 {
+			return usageError{"usage: mailroom accounts update NAME [--rate R] [--burst B]"}
+		}
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["rate"] && !given["burst"] {
+			return usageError{"accounts update needs --rate, --burst or both"}
+		}
+		return withStore(ctx, sf, func(s mailroom.Store) error {
+			acct, err := updateAccountLimits(ctx, s, rest[0], rate, given["rate"], burst, given["burst"])
+			if err != nil {
+				return err
+			}
+			r, b := describeLimits(acct)
+			fmt.Fprintf(stdout, "Account %s (%s): rate %s requests/s, burst %s.\n", acct.Name, acct.ID, r, b)
+			fmt.Fprintln(stdout, "Running nodes apply it within 10 s.")
+			return nil
 		})
 	}
 	return usageError{fmt.Sprintf("unknown subcommand accounts %s", args[0])}
@@ -70,4 +98,40 @@ func createAccount(ctx context.Context, s mailroom.Store, name string, now time.
 		return nil, "", err
 	}
 	return acct, full, nil
+}
+
+// updateAccountLimits sets the limit parts the operator gave and keeps the
+// others as they are in force, so that `--rate 50` alone does not reset
+// the burst. The whole new limit is validated before it is stored.
+func updateAccountLimits(ctx context.Context, s mailroom.AccountStore, name string, rate float64, setRate bool, burst int, setBurst bool) (*mailroom.Account, error) {
+	acct, err := s.AccountByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	lim := acct.Limits()
+	if setRate {
+		lim.Rate = rate
+	}
+	if setBurst {
+		lim.Burst = burst
+	}
+	if err := mailroom.ValidateRateLimit(lim.Rate, lim.Burst); err != nil {
+		return nil, err
+	}
+	return s.UpdateAccountLimits(ctx, name, lim.Rate, lim.Burst)
+}
+
+// describeLimits shows the limits in force, marking the defaults, so the
+// operator can tell an account that follows them from one set to 100/s.
+func describeLimits(a *mailroom.Account) (rate, burst string) {
+	lim := a.Limits()
+	rate = strconv.FormatFloat(lim.Rate, 'f', -1, 64)
+	burst = strconv.Itoa(lim.Burst)
+	if a.RateLimit.Rate == 0 {
+		rate += " (default)"
+	}
+	if a.RateLimit.Burst == 0 {
+		burst += " (default)"
+	}
+	return rate, burst
 }
