@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,60 @@ func TestRateLimitUpdateWhileServing(t *testing.T) {
 			t.Fatalf("no 429 counted by account in the metrics:\n%s", m)
 		}
 	})
+}
+
+// Two nodes sharing PostgreSQL hold an account to its limit as a whole:
+// with requests spread over both, about the burst passes at once, not
+// twice the burst.
+func TestRateLimitAcrossTwoNodes(t *testing.T) {
+	dbURL := postgresOrSkip(t)
+	work := t.TempDir()
+	acme := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	cli(t, work, nil, "accounts", "update", "acme", "--rate", "2", "--burst", "10", "--database-url", dbURL)
+
+	var a, b *server
+	var wg sync.WaitGroup
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL) })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	// Each node learns of the other from the heartbeats; watch the metrics,
+	// not the API, so the buckets stay full.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range []*server{a, b} {
+		for !strings.Contains(s.metrics(t), "\nmailroom_rate_limit_nodes 2\n") {
+			if time.Now().After(deadline) {
+				t.Fatalf("a node never counted two nodes:\n%s", grepLines(s.metrics(t), "mailroom_rate_limit"))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	list := apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: acme}
+	start := time.Now()
+	first := a.client.Do(list)
+	if first.Status != 200 || first.Header.Get("RateLimit-Limit") != "10" || first.Header.Get("RateLimit-Remaining") != "8" {
+		t.Fatalf("first request: %d, RateLimit-Limit %q, RateLimit-Remaining %q; want 10 and 8 (4 left of node a's 5, for 2 nodes)",
+			first.Status, first.Header.Get("RateLimit-Limit"), first.Header.Get("RateLimit-Remaining"))
+	}
+	passed := 1
+	for i := range 29 {
+		node := b
+		if i%2 == 1 {
+			node = a
+		}
+		if r := node.client.Do(list); r.Status == 200 {
+			passed++
+		} else if r.Code() != mailroom.ECodeRateLimited {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	// The burst, and what 2/s refilled meanwhile (20 % over, for rounding).
+	elapsed := time.Since(start).Seconds()
+	most := 10 + int(math.Ceil(2*elapsed*1.2))
+	if passed < 10 || passed > most {
+		t.Fatalf("%d of 30 requests passed in %.1f s over two nodes; want 10 to %d for the account as a whole", passed, elapsed, most)
+	}
 }
