@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/compose"
+	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	mhttp "github.com/mailroom/mailroom/http"
@@ -31,7 +32,7 @@ type env struct {
 	domains *mailroom.Domains
 	dns     *dnstest.Server  // the world's DNS, as the service sees it
 	mx      *smtptest.Server // every recipient domain's mail server
-	deliver *mailroom.Deliverer
+	deliver *delivery.Deliverer
 	clock   *clock
 	acct    *mailroom.Account
 	admin   string // full key with every scope
@@ -91,24 +92,25 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 	transport := smtp.NewDirect(&dns.Resolver{Server: world.Addr(), Timeout: time.Second}, serviceHost)
 	transport.Port = mx.Port()
 	t.Cleanup(func() { transport.Close() })
-	deliverer := &mailroom.Deliverer{
-		Store: store, Domains: domains, Transport: transport, Now: clk.Now,
-		Composer:      compose.Composer{Hostname: serviceHost},
-		Log:           slog.New(slog.DiscardHandler),
-		RetryMinDelay: time.Minute, MaxRetryDelay: time.Hour, RetryWindow: 72 * time.Hour,
-		Lease: 10 * time.Minute, Workers: 2, Batch: 20, Poll: 20 * time.Millisecond,
+	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{Hostname: serviceHost}}
+	deliverer := &delivery.Deliverer{
+		Store: store, Signer: signer, Transport: transport, Now: clk.Now, Node: "node_test",
+		Log:   slog.New(slog.DiscardHandler),
+		Retry: mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
+		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: 64, Poll: 20 * time.Millisecond,
+		DrainTimeout: 5 * time.Second,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { deliverer.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	srv := &mhttp.Server{
-		Store:     store,
-		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains:   domains,
-		Sender:    &mailroom.Sender{Store: store, Domains: domains, Now: clk.Now, Queued: deliverer.Wake},
-		Deliverer: deliverer,
-		Log:       slog.New(slog.DiscardHandler),
+		Store:    store,
+		Auth:     &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:  domains,
+		Sender:   &mailroom.Sender{Store: store, Domains: domains, Now: clk.Now, Queued: deliverer.Wake},
+		Messages: &mailroom.MessageLog{Store: store, Signer: signer},
+		Log:      slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
 	ts := httptest.NewUnstartedServer(srv.Handler())

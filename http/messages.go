@@ -195,7 +195,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
 // getRawMessage: GET /v1/messages/{messageId}/raw, the exact signed bytes
 // that were (or will be) sent.
 func (s *Server) getRawMessage(w http.ResponseWriter, r *http.Request) {
-	raw, err := s.Deliverer.Raw(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("messageId"))
+	raw, err := s.Messages.Raw(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("messageId"))
 	if err != nil {
 		writeError(w, r, err)
 		return

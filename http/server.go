@@ -18,12 +18,12 @@ import (
 // Server holds what the API handlers need. Build it with its fields set,
 // then call Handler once.
 type Server struct {
-	Store     mailroom.Store
-	Auth      *mailroom.Authenticator
-	Domains   *mailroom.Domains
-	Sender    *mailroom.Sender
-	Deliverer *mailroom.Deliverer
-	Log       *slog.Logger
+	Store    mailroom.Store
+	Auth     *mailroom.Authenticator
+	Domains  *mailroom.Domains
+	Sender   *mailroom.Sender
+	Messages *mailroom.MessageLog
+	Log      *slog.Logger
 	// Suppressions is the suppression list service (API.md §10).
 	Suppressions *mailroom.Suppressions
 	// Metrics receives the request metrics; nil keeps them unregistered.

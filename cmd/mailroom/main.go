@@ -30,7 +30,9 @@ const usage = `Mailroom, a self-hosted transactional email service.
 Usage:
   mailroom serve [--dev] [flags]              run the service
   mailroom accounts create NAME               create an account and its first key
-  mailroom accounts list                      list accounts
+  mailroom accounts list                      list accounts with their request rates
+  mailroom accounts update NAME [--rate R] [--burst B]
+                                              set an account's request rate and burst
   mailroom keys create --account NAME --scopes send,domains [--name N]
   mailroom keys list --account NAME
   mailroom keys revoke KEYID

@@ -125,8 +125,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	svc.deliverer.Observe = deliveryMetrics(registry)
+	limiter := newRateLimiter(ctx, store, registry, log)
 
-	members, err := c.join(ctx, store, node, log)
+	members, err := c.join(ctx, store, node, limiter.SetNodes, log)
 	if err != nil {
 		return err
 	}
@@ -138,6 +139,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	usage := mailroom.NewKeyUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
 	workers.Go(func() { members.Run(background) })
+	workers.Go(func() { limiter.Run(background, rateLimitReload) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
 	workers.Go(func() { svc.retention.Run(background, time.Hour) })
 	// Delivery stops claiming when ctx ends, and drains.
@@ -149,13 +151,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 
 	api := &mhttp.Server{
-		Store:    store,
-		Auth:     &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains:  domains,
-		Sender:   svc.sender,
-		Messages: svc.messages,
-		Log:      log,
-		Metrics:  registry,
+		Store:        store,
+		Auth:         &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:      domains,
+		Sender:       svc.sender,
+		Messages:     svc.messages,
+		Suppressions: newSuppressions(store),
+		Limiter:      limiter,
+		Log:          log,
+		Metrics:      registry,
 	}
 
 	ln, err := net.Listen("tcp", c.listen)
@@ -225,7 +229,7 @@ func drain(srv *http.Server, deliveryDone <-chan struct{}, log *slog.Logger) err
 // join registers this node. On SQLite, where this process holds the data
 // directory alone, every claim left from before belonged to a process that
 // is gone: it is released, and delivered at once.
-func (c serveConfig) join(ctx context.Context, store mailroom.Store, node *mailroom.Node, log *slog.Logger) (*cluster.Membership, error) {
+func (c serveConfig) join(ctx context.Context, store mailroom.Store, node *mailroom.Node, onNodes func(int), log *slog.Logger) (*cluster.Membership, error) {
 	if c.databaseURL == "" {
 		n, err := store.ReleaseAllClaims(ctx)
 		if err != nil {
@@ -235,7 +239,7 @@ func (c serveConfig) join(ctx context.Context, store mailroom.Store, node *mailr
 			log.Info("released the claims left by the previous run; delivering them now", "recipients", n)
 		}
 	}
-	m := &cluster.Membership{Store: store, Node: node, Log: log}
+	m := &cluster.Membership{Store: store, Node: node, Log: log, OnNodes: onNodes}
 	if err := m.Join(ctx); err != nil {
 		return nil, fmt.Errorf("register this node: %w", err)
 	}

@@ -3,6 +3,7 @@ package smtptest
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
 )
@@ -103,6 +104,17 @@ func (s *Server) Hold(rcpt string) (release func()) {
 			close(ch)
 		}
 	}
+}
+
+// SlowData makes every later transaction wait d once its data is read,
+// before the final reply: a receiver that scans mail before accepting it,
+// so that a sender has exchanges in flight at any moment. The message is
+// recorded after the wait even if the client has gone by then, as a real
+// receiver that queued it would deliver it.
+func (s *Server) SlowData(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slow = d
 }
 
 // smtpError is the reply as go-smtp's server writes it. go-smtp sends

@@ -41,6 +41,7 @@ type Server struct {
 	data   *scripted
 	drops  int
 	holds  map[string]chan struct{}
+	slow   time.Duration
 	stats  Stats
 	queued int
 }

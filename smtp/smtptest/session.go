@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
@@ -93,6 +94,15 @@ func (x *session) Data(r io.Reader) error {
 		return err
 	}
 	x.hold()
+	s.mu.Lock()
+	slow := s.slow
+	s.mu.Unlock()
+	if slow > 0 {
+		select {
+		case <-time.After(slow):
+		case <-s.done:
+		}
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/storetest"
+)
+
+var nodeLine = regexp.MustCompile(`node=(node_[0-9a-z]+)|"node":"(node_[0-9a-z]+)"`)
+
+// nodeID is the node id a server logged at start.
+func (s *server) nodeID(t *testing.T) string {
+	t.Helper()
+	m := nodeLine.FindStringSubmatch(s.Stderr())
+	if m == nil {
+		t.Fatalf("no node id in the log:\n%s", s.Stderr())
+	}
+	return m[1] + m[2]
+}
+
+// flood sends from 8 clients until stop is closed or the server goes away,
+// remembering every accepted message and every status seen.
+type flood struct {
+	mu       sync.Mutex
+	accepted map[string]bool
+	statuses map[int]int
+	n        atomic.Int64
+	stop     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func startFlood(t *testing.T, base string, s *server, key string) *flood {
+	f := &flood{accepted: map[string]bool{}, statuses: map[int]int{}, stop: make(chan struct{})}
+	client := apitest.New(t, base, s.roots())
+	client.T = quietT{t}
+	for range 8 {
+		f.wg.Go(func() {
+			for {
+				select {
+				case <-f.stop:
+					return
+				default:
+				}
+				status, id := trySend(client, key, f.n.Add(1))
+				f.mu.Lock()
+				f.statuses[status]++
+				if status == 200 {
+					f.accepted[id] = true
+				}
+				f.mu.Unlock()
+				if status == 0 {
+					return // the server is gone
+				}
+			}
+		})
+	}
+	return f
+}
+
+func (f *flood) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.accepted) }
+
+func (f *flood) end() { close(f.stop); f.wg.Wait() }
+
+// waitAllArrived polls until every accepted message reached the receiver.
+func (w *world) waitAllArrived(t *testing.T, accepted map[string]bool, within time.Duration, after string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := w.receivedByMessageID()
+		missing := 0
+		for id := range accepted {
+			if got[messageIDHeader(id)] == 0 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d accepted messages did not arrive within %v %s", missing, len(accepted), within, after)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SIGTERM during a flood of sends, with a slow receiver: the node answers
+// nothing 5xx but 503, lets the SMTP exchanges in flight finish instead of
+// cutting them off mid-DATA, hands back what it had not started, and exits 0;
+// after a restart every accepted message arrives, and none twice.
+func TestSIGTERMDrains(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		w := newWorld(t)
+		w.mx.SlowData(50 * time.Millisecond)
+		work := t.TempDir()
+		dataDir := filepath.Join(work, "data")
+		storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
+		args := append(w.flags(), storage...)
+		node := startServer(t, dataDir, args...)
+		key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
+		w.verifyDomain(t, node.client, key, "shop.example")
+
+		f := startFlood(t, node.base, node, key)
+		deadline := time.Now().Add(60 * time.Second)
+		for f.count() < 200 || len(w.mx.Messages()) < 10 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the flood did not get going: %d accepted, %d received", f.count(), len(w.mx.Messages()))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		err := node.stop(syscall.SIGTERM)
+		f.end()
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, node.Stderr())
+		}
+		for status, n := range f.statuses {
+			if status >= 500 && status != 503 {
+				t.Errorf("%d requests answered %d during the drain", n, status)
+			}
+		}
+		if !strings.Contains(node.Stderr(), "stopped") {
+			t.Fatalf("no orderly stop in the log:\n%s", node.Stderr())
+		}
+
+		startServer(t, dataDir, args...)
+		w.waitAllArrived(t, f.accepted, 60*time.Second, "of the restart")
+		dups := 0
+		for _, n := range w.receivedByMessageID() {
+			dups += n - 1
+		}
+		if dups > 0 {
+			t.Fatalf("%d messages arrived twice: the drain cut exchanges off", dups)
+		}
+		t.Logf("%d accepted (statuses %v), none twice", len(f.accepted), f.statuses)
+	})
+}
+
+// Two nodes on one PostgreSQL; one is killed while it holds claimed mail.
+// The other delivers everything within 2 minutes, and only exchanges that
+// were in flight at the kill arrive twice.
+func TestKillNineOneOfTwoNodes(t *testing.T) {
+	dbURL := postgresOrSkip(t)
+	w := newWorld(t)
+	w.mx.SlowData(100 * time.Millisecond)
+	work := t.TempDir()
+	// Nodes sharing PostgreSQL share the secret key that seals DKIM keys.
+	secret := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	args := append(w.flags(), "--database-url", dbURL, "--secret-key", secret)
+	a := startServer(t, filepath.Join(work, "a"), args...)
+	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	w.verifyDomain(t, a.client, key, "shop.example")
+
+	// Node a alone takes the backlog; node b joins once a holds claims.
+	f := startFlood(t, a.base, a, key)
+	for f.count() < 300 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.end()
+	db := adminDB(t, dbURL)
+	held := func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM recipients WHERE claim_node = $1`, a.nodeID(t)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	pollUntil(t, 30*time.Second, "node a holds claims", func() bool { return held() > 0 })
+	b := startServer(t, filepath.Join(work, "b"), args...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node b's log:\n%s", lastLines(b.Stderr(), 40))
+		}
+	})
+	pollUntil(t, 30*time.Second, "node a holds claims with b running", func() bool { return held() > 0 })
+	receivedAtKill := len(w.mx.Messages())
+	a.stop(syscall.SIGKILL)
+	killed := time.Now()
+
+	w.waitAllArrived(t, f.accepted, 2*time.Minute, "of the kill")
+	first := map[string]int{}
+	dups := 0
+	for i, m := range w.mx.Messages() {
+		id := messageIDOf(m.Data)
+		if at, seen := first[id]; seen {
+			dups++
+			// Node a had at most 4 sessions to the one MX host (the
+			// transport's cap), each with one exchange in flight, and
+			// possibly as many outcomes not yet committed.
+			if at < receivedAtKill-8 {
+				t.Errorf("message %s arrived twice, first long before the kill (%d of %d)", id, at, receivedAtKill)
+			}
+			continue
+		}
+		first[id] = i
+	}
+	if dups > 8 {
+		t.Errorf("%d messages arrived twice; at most the 8 exchanges in flight at the kill may", dups)
+	}
+	t.Logf("%d accepted; everything arrived %v after the kill; %d twice", len(f.accepted), time.Since(killed).Round(time.Second), dups)
+}
+
+// PostgreSQL cut off under a running node: sends answer 503 with
+// Retry-After, /readyz 503 and /healthz 200; once the database is back the
+// node accepts and delivers again without a restart, and nothing accepted
+// before the outage is lost.
+func TestPostgresCutOff(t *testing.T) {
+	dbURL := postgresOrSkip(t)
+	w := newWorld(t)
+	work := t.TempDir()
+	node := startServer(t, filepath.Join(work, "a"), append(w.flags(), "--database-url", dbURL)...)
+	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	w.verifyDomain(t, node.client, key, "shop.example")
+	accepted := map[string]bool{}
+	for i := range 5 {
+		status, id := trySend(node.client, key, int64(i))
+		if status != 200 {
+			t.Fatalf("send before the outage: %d", status)
+		}
+		accepted[id] = true
+	}
+
+	u, _ := url.Parse(dbURL)
+	name := strings.TrimPrefix(u.Path, "/")
+	admin := adminDB(t, "")
+	cut := func(allow bool) {
+		t.Helper()
+		if _, err := admin.Exec(fmt.Sprintf(`ALTER DATABASE %s ALLOW_CONNECTIONS %t`, name, allow)); err != nil {
+			t.Fatal(err)
+		}
+		if !allow {
+			if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cut(false)
+	t.Cleanup(func() { cut(true) })
+
+	c := apitest.New(t, node.base, node.roots())
+	c.HTTP.Timeout = 20 * time.Second // a hang fails the request, and the test
+	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
+		"from": "orders@shop.example", "to": "late@example.net", "subject": "Order", "text": "Thanks"}})
+	if r.Status != 503 || r.Code() != "service_unavailable" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("send with the database cut off: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
+	}
+	if r := c.Do(apitest.Request{Method: "GET", Path: "/readyz"}); r.Status != 503 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("readyz with the database cut off: %d %s", r.Status, r.Body)
+	}
+	if r := c.Do(apitest.Request{Method: "GET", Path: "/healthz"}); r.Status != 200 {
+		t.Fatalf("healthz with the database cut off: %d %s", r.Status, r.Body)
+	}
+
+	cut(true)
+	var id string
+	pollUntil(t, 30*time.Second, "a send accepted after the database came back", func() bool {
+		var status int
+		status, id = trySend(c, key, 100)
+		return status == 200
+	})
+	accepted[id] = true
+	if r := c.Do(apitest.Request{Method: "GET", Path: "/readyz"}); r.Status != 200 {
+		t.Fatalf("readyz after the database came back: %d %s", r.Status, r.Body)
+	}
+	w.waitAllArrived(t, accepted, 60*time.Second, "of the database's return")
+}
+
+// adminDB opens url (the test server's own when empty).
+func adminDB(t *testing.T, dbURL string) *sql.DB {
+	t.Helper()
+	if dbURL == "" {
+		dbURL = os.Getenv(storetest.EnvDatabaseURL)
+	}
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// pollUntil polls cond until it holds, failing the test after within.
+func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("not within %v: %s", within, what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// lastLines is the end of a log, for failure messages.
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
