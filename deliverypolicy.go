@@ -46,7 +46,7 @@ func NewAttempt(q *QueuedRecipient, res RecipientResult, now time.Time, p RetryP
 	r.Attempts++
 	r.LastAttemptAt = &now
 	r.NextAttemptAt = nil
-	r.SMTPCode, r.SMTPResponse, r.MX = res.Code, res.Response, res.MX
+	r.SMTPCode, r.SMTPResponse, r.MX, r.Unencrypted = res.Code, res.Response, res.MX, res.Unencrypted
 	a := &Attempt{Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken}
 	var typ string
 	switch res.Outcome {

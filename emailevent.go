@@ -25,6 +25,8 @@ type EmailEventData struct {
 	SMTPCode     int               `json:"smtpCode,omitempty"`
 	SMTPResponse string            `json:"smtpResponse,omitempty"`
 	MX           string            `json:"mx,omitempty"`
+	// Unencrypted is set when the session ran in clear text.
+	Unencrypted bool `json:"unencrypted,omitempty"`
 	// BounceType is "hard" for a permanent mailbox failure (5.1.x), "soft"
 	// for other bounces.
 	BounceType string `json:"bounceType,omitempty"`
@@ -39,7 +41,7 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 	}
 	data := EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
-		SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Attempt: r.Attempts,
+		SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted, Attempt: r.Attempts,
 	}
 	if typ == EventEmailBounced {
 		data.BounceType = "soft"

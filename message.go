@@ -104,6 +104,10 @@ type Recipient struct {
 	SMTPCode      int
 	SMTPResponse  string
 	MX            string
+	// Unencrypted says the last attempt's SMTP session ran in clear text:
+	// the receiver offered no STARTTLS, or its TLS failed and the mail went
+	// on without it (opportunistic TLS, RFC 7435).
+	Unencrypted bool
 }
 
 // Domain is the recipient's domain, which decides where the mail goes.

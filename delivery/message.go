@@ -81,20 +81,31 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	w.record(first.MessageID, attempts)
 }
 
-// record stores outcomes. If that fails, the claim stays until its node is
-// found dead or its lease ends, and the recipients are delivered again: at
-// least once, never lost.
+// record stores outcomes, trying again for a while if storage fails: the
+// exchange happened, and an outcome that is lost means the mail is sent
+// again. If it still fails, the claim stays until its node is found dead or
+// its lease ends, and the recipients are delivered again: at least once,
+// never lost.
 func (w *work) record(messageID string, attempts []*mailroom.Attempt) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), recordTimeout)
-	defer cancel()
-	if err := w.d.Store.RecordAttempts(ctx, attempts); err != nil {
-		w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
-			"message_id", messageID, "err", err)
+	deadline := time.Now().Add(recordTimeout)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(w.exchanges), deadline)
+		err := w.d.Store.RecordAttempts(ctx, attempts)
+		cancel()
+		if err == nil {
+			return
+		}
+		if !mailroom.IsCode(err, mailroom.ECodeUnavailable) || time.Now().Add(wait).After(deadline) {
+			w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
+				"message_id", messageID, "err", err)
+			return
+		}
+		time.Sleep(wait) // backing off from a storage outage, not synchronising
 	}
 }
 
-// recordTimeout bounds recording an outcome; the committer answers within
-// seconds whatever storage does.
+// recordTimeout bounds how long an outcome is retried while storage is
+// unavailable; it also bounds how long a drain can wait for one.
 const recordTimeout = 30 * time.Second
 
 // handBack releases recipients whose exchange never started, due at once.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -257,7 +258,7 @@ func TestPostgresCutOff(t *testing.T) {
 	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
 		"from": "orders@shop.example", "to": "late@example.net", "subject": "Order", "text": "Thanks"}})
 	if r.Status != 503 || r.Code() != "service_unavailable" || r.Header.Get("Retry-After") == "" {
-		t.Fatalf("send with the database cut off: %d %s (Retry-After %q)", r.Status, r.Body, r.Header.Get("Retry-After"))
+		t.Fatalf("send with the database cut off: %d %s (Retry-After %q)\n%s", r.Status, r.Body, r.Header.Get("Retry-After"), lastLines(node.Stderr(), 10))
 	}
 	if r := c.Do(apitest.Request{Method: "GET", Path: "/readyz"}); r.Status != 503 || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("readyz with the database cut off: %d %s", r.Status, r.Body)
@@ -274,10 +275,32 @@ func TestPostgresCutOff(t *testing.T) {
 		return status == 200
 	})
 	accepted[id] = true
-	if r := c.Do(apitest.Request{Method: "GET", Path: "/readyz"}); r.Status != 200 {
-		t.Fatalf("readyz after the database came back: %d %s", r.Status, r.Body)
-	}
+	pollUntil(t, 10*time.Second, "readyz 200 after the database came back", func() bool {
+		return c.Do(apitest.Request{Method: "GET", Path: "/readyz"}).Status == 200
+	})
 	w.waitAllArrived(t, accepted, 60*time.Second, "of the database's return")
+
+	// The world's receiver offers no STARTTLS: the log and the event say the
+	// mail went in clear text.
+	var msg struct {
+		Recipients []struct {
+			Status      string `json:"status"`
+			Unencrypted bool   `json:"unencrypted"`
+		} `json:"recipients"`
+		Events []struct {
+			Type   string         `json:"type"`
+			Detail map[string]any `json:"detail"`
+		} `json:"events"`
+	}
+	pollUntil(t, 30*time.Second, "the last send recorded delivered", func() bool {
+		r := c.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key})
+		_ = json.Unmarshal(r.Body, &msg)
+		return len(msg.Recipients) == 1 && msg.Recipients[0].Status == "delivered"
+	})
+	last := msg.Events[len(msg.Events)-1]
+	if !msg.Recipients[0].Unencrypted || last.Type != "email.delivered" || last.Detail["unencrypted"] != true {
+		t.Fatalf("a delivery in clear text is not shown as such: %+v", msg)
+	}
 }
 
 // adminDB opens url (the test server's own when empty).

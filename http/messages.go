@@ -39,6 +39,7 @@ type recipientJSON struct {
 	SMTPCode      *int    `json:"smtpCode"`
 	SMTPResponse  *string `json:"smtpResponse"`
 	MX            *string `json:"mx"`
+	Unencrypted   bool    `json:"unencrypted"`
 }
 
 type eventJSON struct {
@@ -68,6 +69,7 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 			Address: r.Address, Status: string(r.Status), Attempts: r.Attempts,
 			LastAttemptAt: optTimestamp(r.LastAttemptAt), NextAttemptAt: optTimestamp(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
+			Unencrypted: r.Unencrypted,
 		}
 	}
 	for _, e := range events {

@@ -145,6 +145,10 @@ func TestSendIsDeliveredSigned(t *testing.T) {
 			if rec["status"] != "delivered" || rec["smtpCode"] != float64(250) || rec["smtpResponse"] == nil || rec["mx"] == nil {
 				t.Fatalf("recipient %v", rec)
 			}
+			// The receiver offers STARTTLS: the log says the session was encrypted.
+			if rec["unencrypted"] != false {
+				t.Fatalf("recipient delivered over STARTTLS shown as %v", rec["unencrypted"])
+			}
 		}
 		if events := msg["events"].([]any); len(events) != 8 {
 			t.Fatalf("want 4 queued and 4 delivered events, got %d", len(events))

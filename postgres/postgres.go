@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
 	}
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(20)
+	db.SetMaxIdleConns(engine.IdleConns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -79,6 +80,7 @@ var engine = sqlstore.Engine{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
 	LockRows:   " FOR UPDATE",
 	Committers: 4,
+	IdleConns:  20,
 	// clock_timestamp(), not now(): now() is the start of the transaction.
 	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {
@@ -91,14 +93,22 @@ var engine = sqlstore.Engine{
 		return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
 	},
 	IsUnavailable: func(err error) bool {
+		// Any failure to connect first: the server's refusal then comes as
+		// a PgError inside (55000 "database is not currently accepting
+		// connections", 57P03 "the database system is starting up", …),
+		// whose code alone would not say so.
+		var connectErr *pgconn.ConnectError
+		if errors.As(err, &connectErr) {
+			return true
+		}
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
 			// Class 08: connection exception; 53: insufficient resources;
-			// 57P0x: the server is shutting down or restarting.
+			// 57P0x: the server is shutting down, restarting, or ended
+			// this connection (pg_terminate_backend).
 			return pgErr.Code[:2] == "08" || pgErr.Code[:2] == "53" || pgErr.Code[:4] == "57P0"
 		}
-		var connectErr *pgconn.ConnectError
 		var netErr net.Error
-		return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err)
+		return errors.As(err, &netErr) || pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn)
 	},
 }

@@ -212,11 +212,11 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 				code = r.SMTPCode
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
-				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10,
+				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10, unencrypted = $12,
 				claim_node = NULL, claim_token = NULL, lease_until = NULL
 				WHERE message_id = $1 AND address = $2 AND claim_token = $11`,
 				r.MessageID, r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
-				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken)
+				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken, r.Unencrypted)
 			if err != nil {
 				return s.wrap(err, "record attempt")
 			}

@@ -96,7 +96,7 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (*mailroom.Me
 		return nil, nil, s.wrap(err, "find message")
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id = $1 ORDER BY position`, id)
+		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return nil, nil, s.wrap(err, "message recipients")
 	}
@@ -116,7 +116,7 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 	var kind, status string
 	var last, next, code sql.NullInt64
 	var resp, mx sql.NullString
-	if err := row.Scan(&r.MessageID, &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx); err != nil {
+	if err := row.Scan(&r.MessageID, &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx, &r.Unencrypted); err != nil {
 		return nil, err
 	}
 	r.Kind, r.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
@@ -202,7 +202,7 @@ func (s *Store) attachRecipients(ctx context.Context, ms []*mailroom.Message) er
 		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)
+		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)
 		ORDER BY message_id, position`, args...)
 	if err != nil {
 		return s.wrap(err, "list recipients")

@@ -42,6 +42,10 @@ type Engine struct {
 	// DomainOf returns an SQL expression for the lower-case domain of the
 	// address in column col: the text after its last '@'.
 	DomainOf func(col string) string
+	// IdleConns is how many idle connections the read pool keeps; Ping
+	// flushes them after a failure. Zero (SQLite, whose connections open
+	// a file and cannot go stale) flushes nothing.
+	IdleConns int
 	// IsConflict reports whether err aborted a transaction that may
 	// simply be run again: a deadlock or a serialization failure on
 	// PostgreSQL (SQLSTATE 40P01, 40001); nil on SQLite.
@@ -79,9 +83,19 @@ func New(write, read *sql.DB, engine Engine) *Store {
 // EngineName is "sqlite" or "postgres".
 func (s *Store) EngineName() string { return s.engine.Name }
 
-// Ping reports whether the database answers.
+// Ping reports whether the database answers. Pooled connections that the
+// server ended while the database was away would each fail once before the
+// pool drops them: after a failure the idle ones are closed and the ping is
+// tried once more on a new connection, so that readiness returns with the
+// database, not one probe per stale connection later.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.read.PingContext(ctx); err != nil {
+	err := s.read.PingContext(ctx)
+	if err != nil && ctx.Err() == nil && s.engine.IdleConns > 0 {
+		s.read.SetMaxIdleConns(0)
+		s.read.SetMaxIdleConns(s.engine.IdleConns)
+		err = s.read.PingContext(ctx)
+	}
+	if err != nil {
 		return mailroom.Unavailable(err)
 	}
 	return nil

@@ -15,10 +15,14 @@ CREATE TABLE nodes (
 ALTER TABLE recipients ADD COLUMN claim_node TEXT;
 ALTER TABLE recipients ADD COLUMN claim_token TEXT;
 ALTER TABLE recipients ADD COLUMN lease_until BIGINT;
+-- Whether the last attempt's SMTP session ran in clear text (the receiver
+-- offered no working STARTTLS), for the log (RFC 7435 opportunistic TLS).
+ALTER TABLE recipients ADD COLUMN unencrypted BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE INDEX recipients_by_claim_node ON recipients (claim_node) WHERE claim_node IS NOT NULL;
 
 -- +goose Down
 DROP INDEX recipients_by_claim_node;
+ALTER TABLE recipients DROP COLUMN unencrypted;
 ALTER TABLE recipients DROP COLUMN lease_until;
 ALTER TABLE recipients DROP COLUMN claim_token;
 ALTER TABLE recipients DROP COLUMN claim_node;
