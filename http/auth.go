@@ -23,6 +23,8 @@ func keyFrom(ctx context.Context) *mailroom.APIKey {
 // history, so those are not accepted.
 func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r, release := withBudget(r, s.storageBudget())
+		defer release()
 		token, err := bearerToken(r.Header.Get("Authorization"))
 		if err != nil {
 			writeError(w, r, err)

@@ -66,7 +66,9 @@ func newEnv(t *testing.T, e storetest.Engine) *env {
 	return newEnvWithStore(t, e.Open(t))
 }
 
-func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
+// newEnvWithStore builds the environment over store; opts adjust the
+// server before its handler is made.
+func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...func(*mhttp.Server)) *env {
 	t.Helper()
 	usage := mailroom.NewKeyUsage(store, slog.Default())
 	world := dnstest.Start(t)
@@ -113,6 +115,9 @@ func newEnvWithStore(t *testing.T, store mailroom.Store) *env {
 		Log:      slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
+	for _, o := range opts {
+		o(srv)
+	}
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.EnableHTTP2 = true
 	ts.StartTLS()

@@ -36,7 +36,9 @@ func decodeJSON(r *http.Request, dst any) error {
 	if r.ContentLength > MaxBodyBytes {
 		return tooLarge()
 	}
+	resume := pauseBudget(r)
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	resume()
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):

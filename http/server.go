@@ -31,6 +31,9 @@ type Server struct {
 	// Limiter enforces each account's request rate (API.md §11); nil lets
 	// every request through, which tests that are not about rates want.
 	Limiter *ratelimit.Limiter
+	// StorageBudget bounds each authenticated request's storage work; zero
+	// means the package's StorageBudget.
+	StorageBudget time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -43,6 +46,13 @@ func (s *Server) now() time.Time {
 		return s.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+func (s *Server) storageBudget() time.Duration {
+	if s.StorageBudget > 0 {
+		return s.StorageBudget
+	}
+	return StorageBudget
 }
 
 // Handler returns the API with its whole request pipeline.

@@ -1,0 +1,100 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/storetest"
+)
+
+// A job that panics fails alone: its caller gets an error (an internal one,
+// not "unavailable"), the jobs that shared its batch are committed, and the
+// committer goes on serving.
+func TestCommitterSurvivesPanickingJob(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		s := eng.Open(t)
+		ctx := context.Background()
+		acct := storetest.NewAccount(t, s, "acme")
+		var wg sync.WaitGroup
+		errs := make([]error, 20)
+		for i := range errs {
+			wg.Go(func() {
+				errs[i] = s.Commit(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					if i == 7 {
+						panic("a bug in one job")
+					}
+					_, err := tx.ExecContext(ctx, `INSERT INTO suppressions (account_id, address, reason, created_at) VALUES ($1, $2, 'manual', 0)`,
+						acct.ID, "a"+string(rune('a'+i))+"@x.example")
+					return err
+				})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			switch {
+			case i == 7 && (err == nil || mailroom.IsCode(err, mailroom.ECodeUnavailable)):
+				t.Fatalf("the panicking job answered %v", err)
+			case i != 7 && err != nil:
+				t.Fatalf("job %d failed beside the panicking one: %v", i, err)
+			}
+		}
+		list, _, err := s.ListSuppressions(ctx, acct.ID, mailroom.Page{Limit: 100})
+		if err != nil || len(list) != 19 {
+			t.Fatalf("%d rows committed, want 19 (%v)", len(list), err)
+		}
+		if err := s.Commit(ctx, func(ctx context.Context, tx *sql.Tx) error { return nil }); err != nil {
+			t.Fatalf("the committer after a panic: %v", err)
+		}
+	})
+}
+
+// Two transactions that lock two rows in opposite orders deadlock on
+// PostgreSQL, which aborts one of them; the committer runs the aborted batch
+// again, so both callers succeed.
+func TestCommitterRetriesDeadlocks(t *testing.T) {
+	s := storetest.Postgres.Open(t)
+	ctx := context.Background()
+	acct := storetest.NewAccount(t, s, "acme")
+	for _, a := range []string{"a@x.example", "b@x.example"} {
+		if _, err := s.AddSuppression(ctx, &mailroom.Suppression{AccountID: acct.ID, Address: a, Reason: mailroom.SuppressedManual}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := func(tx *sql.Tx, address string) error {
+		_, err := tx.Exec(`UPDATE suppressions SET reason = 'complaint' WHERE account_id = $1 AND address = $2`, acct.ID, address)
+		return err
+	}
+	// A takes a, then waits until B holds b before asking for b; B,
+	// submitted once A runs (so it gets a transaction of its own), takes b
+	// and asks for a. The waits happen on the first run only: a retry must
+	// not wait again.
+	aHolds, bHolds := make(chan struct{}), make(chan struct{})
+	var onceA, onceB sync.Once
+	jobA := func(ctx context.Context, tx *sql.Tx) error {
+		if err := update(tx, "a@x.example"); err != nil {
+			return err
+		}
+		onceA.Do(func() { close(aHolds); <-bHolds })
+		return update(tx, "b@x.example")
+	}
+	jobB := func(ctx context.Context, tx *sql.Tx) error {
+		if err := update(tx, "b@x.example"); err != nil {
+			return err
+		}
+		onceB.Do(func() { close(bHolds) })
+		return update(tx, "a@x.example")
+	}
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Go(func() { errA = s.Commit(ctx, jobA) })
+	<-aHolds
+	wg.Go(func() { errB = s.Commit(ctx, jobB) })
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("a deadlock was not retried: %v / %v", errA, errB)
+	}
+}
+
