@@ -97,4 +97,3 @@ func TestCommitterRetriesDeadlocks(t *testing.T) {
 		t.Fatalf("a deadlock was not retried: %v / %v", errA, errB)
 	}
 }
-
