@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -69,14 +71,65 @@ func TestOperatorCertificate(t *testing.T) {
 	}
 }
 
-// SIGTERM stops accepting, finishes what is in flight, and exits 0.
+// SIGTERM stops accepting, finishes the requests in flight, and exits 0.
+// The requests are truly in flight when the signal arrives: their bodies are
+// half sent, the server counts them in mailroom_http_requests_in_flight,
+// and they are finished only after the signal.
 func TestGracefulShutdown(t *testing.T) {
 	s := startServer(t, filepath.Join(t.TempDir(), "data"), "--dev")
-	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() { s.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: s.devKey}) })
+		if r := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: s.devKey}); r.Status != 200 {
+			t.Fatalf("list keys: %d", r.Status)
+		}
 	}
-	wg.Wait()
+	const inFlight = 5
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.roots()}}}
+	bodies := make([]*io.PipeWriter, inFlight)
+	results := make(chan string, inFlight)
+	for i := range inFlight {
+		body := fmt.Sprintf(`{"from": "orders@mailroom.test", "to": "r%d@example.com", "subject": "In flight", "text": "Hello"}`, i)
+		pr, pw := io.Pipe()
+		bodies[i] = pw
+		req, _ := http.NewRequest("POST", s.base+"/v1/send", pr)
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Authorization", "Bearer "+s.devKey)
+		req.Header.Set("Content-Type", "application/json")
+		go func() {
+			resp, err := client.Do(req)
+			if err != nil {
+				results <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			results <- fmt.Sprintf("%d %s", resp.StatusCode, got)
+		}()
+		go func() { _, _ = pw.Write([]byte(body[:len(body)/2])) }()
+		t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // frees the client if the test fails first
+	}
+	pollUntil(t, 30*time.Second, "the half-sent requests in flight", func() bool {
+		return strings.Contains(s.metrics(t), fmt.Sprintf("mailroom_http_requests_in_flight %d", inFlight))
+	})
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 30*time.Second, "the node to begin its drain", func() bool {
+		return strings.Contains(s.Stderr(), "shutting down")
+	})
+	// A new connection is refused while the drain goes on.
+	if _, err := tls.Dial("tcp", strings.TrimPrefix(s.base, "https://"), &tls.Config{RootCAs: s.roots()}); err == nil {
+		t.Error("a new connection was accepted after SIGTERM")
+	}
+	for i, pw := range bodies {
+		body := fmt.Sprintf(`{"from": "orders@mailroom.test", "to": "r%d@example.com", "subject": "In flight", "text": "Hello"}`, i)
+		_, _ = pw.Write([]byte(body[len(body)/2:]))
+		pw.Close()
+	}
+	for range inFlight {
+		if got := <-results; !strings.HasPrefix(got, "200 ") {
+			t.Errorf("a request in flight at SIGTERM got %s", got)
+		}
+	}
 	if err := s.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.Stderr())
 	}

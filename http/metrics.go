@@ -13,6 +13,7 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	rateLimited *prometheus.CounterVec
+	inFlight    prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -32,9 +33,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mailroom_rate_limited_total",
 			Help: "Requests refused with 429 rate_limited, by account id.",
 		}, []string{"account"}),
+		// What a drain waits for, and what a load balancer's view of the
+		// node should match.
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mailroom_http_requests_in_flight",
+			Help: "API requests being served now.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.rateLimited)
+		reg.MustRegister(m.requests, m.duration, m.rateLimited, m.inFlight)
 	}
 	return m
 }

@@ -39,6 +39,8 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
 		info := &requestInfo{requestID: requestID(r, s.now()), route: "unmatched"}
 		w.Header().Set("X-Request-Id", info.requestID)
 		rec := &statusRecorder{ResponseWriter: w}
