@@ -99,7 +99,7 @@ func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...func(*mhttp.Ser
 		Store: store, Signer: signer, Transport: transport, Now: clk.Now, Node: "node_test",
 		Log:   slog.New(slog.DiscardHandler),
 		Retry: mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
-		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: 64, Poll: 20 * time.Millisecond,
+		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
