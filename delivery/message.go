@@ -81,42 +81,49 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	w.record(first.MessageID, attempts)
 }
 
-// record stores outcomes, trying again for a while if storage fails: the
-// exchange happened, and an outcome that is lost means the mail is sent
-// again. If it still fails, the claim stays until its node is found dead or
-// its lease ends, and the recipients are delivered again: at least once,
-// never lost.
+// record stores outcomes. The exchange happened: an outcome that is lost
+// means the mail is sent again, so a storage outage is waited out for a
+// while (see persist). If it still fails, the claim stays until its node is
+// found dead or its lease ends, and the recipients are delivered again: at
+// least once, never lost.
 func (w *work) record(messageID string, attempts []*mailroom.Attempt) {
-	deadline := time.Now().Add(recordTimeout)
+	err := w.persist(func(ctx context.Context) error { return w.d.Store.RecordAttempts(ctx, attempts) })
+	if err != nil {
+		w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
+			"message_id", messageID, "err", err)
+	}
+}
+
+// handBack releases recipients whose exchange never started, due at once.
+func (w *work) handBack(group []*mailroom.QueuedRecipient) {
+	err := w.persist(func(ctx context.Context) error {
+		return w.d.Store.ReleaseClaims(ctx, group[0].ClaimToken, group, nil)
+	})
+	if err != nil {
+		w.d.Log.Warn("could not hand back claimed recipients; they return when this node's claims are released",
+			"message_id", group[0].MessageID, "err", err)
+	}
+}
+
+// persist runs a write, trying again while storage is unavailable, for up
+// to persistTimeout.
+func (w *work) persist(write func(ctx context.Context) error) error {
+	deadline := time.Now().Add(persistTimeout)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		ctx, cancel := context.WithDeadline(context.WithoutCancel(w.exchanges), deadline)
-		err := w.d.Store.RecordAttempts(ctx, attempts)
+		err := write(ctx)
 		cancel()
-		if err == nil {
-			return
-		}
-		if !mailroom.IsCode(err, mailroom.ECodeUnavailable) || time.Now().Add(wait).After(deadline) {
-			w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
-				"message_id", messageID, "err", err)
-			return
+		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) || time.Now().Add(wait).After(deadline) {
+			return err
 		}
 		time.Sleep(wait) // backing off from a storage outage, not synchronising
 	}
 }
 
-// recordTimeout bounds how long an outcome is retried while storage is
-// unavailable; it also bounds how long a drain can wait for one.
-const recordTimeout = 30 * time.Second
-
-// handBack releases recipients whose exchange never started, due at once.
-func (w *work) handBack(group []*mailroom.QueuedRecipient) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), recordTimeout)
-	defer cancel()
-	if err := w.d.Store.ReleaseClaims(ctx, group[0].ClaimToken, group, nil); err != nil {
-		w.d.Log.Warn("could not hand back claimed recipients; they return when this node's claims are released",
-			"message_id", group[0].MessageID, "err", err)
-	}
-}
+// persistTimeout bounds how long a write of the delivery runtime is retried
+// while storage is unavailable; it also bounds how long a drain can wait
+// for one.
+const persistTimeout = 30 * time.Second
 
 // unsendable is the outcome for recipients whose message could not be
 // prepared: its sending domain was removed before the first attempt
