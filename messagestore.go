@@ -29,8 +29,9 @@ type MessageStore interface {
 	// due again at dueAt (their due time is kept when dueAt is nil). Only
 	// recipients still under token are released.
 	ReleaseClaims(ctx context.Context, token string, recipients []*QueuedRecipient, dueAt *time.Time) error
-	// MessageForDelivery returns a message's content and its stored signed
-	// bytes (nil until composed).
+	// MessageForDelivery returns a message's stored signed bytes, or, until
+	// it is composed (the bytes are nil), its content; a message whose
+	// bytes are stored comes without content, which retries do not need.
 	MessageForDelivery(ctx context.Context, messageID string) (*Message, []byte, error)
 	// SaveRaw stores the signed bytes of a message once: if another node
 	// stored them first, those are returned and must be sent instead.

@@ -172,8 +172,18 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, recipients []*m
 	}, messageLocks(recipients)...)
 }
 
-// MessageForDelivery returns a message's content and stored signed bytes.
+// MessageForDelivery returns a message's stored signed bytes, or, when
+// there are none yet, its content: a retry reads only what it sends, never
+// the request's JSON with its base64 attachments as well.
 func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Message, []byte, error) {
+	var raw []byte
+	err := s.readRow(ctx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
+	}
+	if err != nil || raw != nil {
+		return nil, raw, s.wrap(err, "message for delivery")
+	}
 	m, raw, err := s.messageRow(ctx, s.read, `WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
@@ -187,8 +197,13 @@ func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Me
 func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, error) {
 	var stored []byte
 	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw); err != nil {
+		res, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw)
+		if err != nil {
 			return s.wrap(err, "save raw")
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			stored = raw // ours are the stored bytes: no need to read them back
+			return nil
 		}
 		return s.wrap(s.txQueryRow(ctx, tx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&stored), "save raw")
 	}, id)
