@@ -34,14 +34,16 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
 	dbNow := s.engine.NowMicros
 	cond := fmt.Sprintf(claimable, dbNow)
-	// Literals, not parameters: the list changes size from claim to claim
-	// and is short, and domains are validated A-labels.
-	if len(c.SkipDomains) > 0 {
-		quoted := make([]string, len(c.SkipDomains))
-		for i, d := range c.SkipDomains {
-			quoted[i] = "'" + strings.ReplaceAll(d, "'", "''") + "'"
-		}
-		cond += " AND " + s.engine.DomainOf("r.address") + " NOT IN (" + strings.Join(quoted, ", ") + ")"
+	// The busy domains are the last parameters of both statements that
+	// use cond ($1 is the due time, then two of their own), so that the
+	// text varies only with their number and prepared statements are
+	// reused.
+	skip := make([]any, len(c.SkipDomains))
+	for i, d := range c.SkipDomains {
+		skip[i] = d
+	}
+	if len(skip) > 0 {
+		cond += " AND " + s.engine.DomainOf("r.address") + " NOT IN (" + placeholders(4, len(skip)) + ")"
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil
@@ -49,7 +51,7 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		// is a round trip.
 		rows, err := s.txQuery(ctx, tx, `SELECT id FROM messages WHERE id IN (
 			SELECT r.message_id FROM recipients r WHERE `+cond+` ORDER BY r.due_at LIMIT $2) LIMIT $3`+s.engine.SkipLocked,
-			micros(c.Now), 4*c.Limit, c.Limit)
+			append([]any{micros(c.Now), 4 * c.Limit, c.Limit}, skip...)...)
 		if err != nil {
 			return s.wrap(err, "claim messages")
 		}
@@ -60,9 +62,11 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		if err != nil || len(ids) == 0 {
 			return s.wrap(err, "claim messages")
 		}
-		args := append([]any{micros(c.Now), c.Node, token, c.Lease.Microseconds()}, ids...)
-		rows, err = tx.QueryContext(ctx, `UPDATE recipients AS r SET claim_node = $2, claim_token = $3, lease_until = `+dbNow+` + $4
-			WHERE `+cond+` AND r.message_id IN (`+placeholders(5, len(ids))+`) RETURNING message_id`, args...)
+		args := append(append([]any{micros(c.Now), c.Node, token}, skip...), c.Lease.Microseconds())
+		lease := len(args)
+		args = append(args, ids...)
+		rows, err = tx.QueryContext(ctx, `UPDATE recipients AS r SET claim_node = $2, claim_token = $3, lease_until = `+dbNow+
+			fmt.Sprintf(" + $%d", lease)+` WHERE `+cond+` AND r.message_id IN (`+placeholders(lease+1, len(ids))+`) RETURNING message_id`, args...)
 		if err != nil {
 			return s.wrap(err, "claim recipients")
 		}
