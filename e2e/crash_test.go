@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,47 +33,14 @@ func TestKillNineLosesNothing(t *testing.T) {
 		w.verifyDomain(t, node.client, key, "shop.example")
 
 		// Senders run until the kill; each remembers what got a 200.
-		var mu sync.Mutex
-		accepted := map[string]string{} // message id → idempotency key
-		var n atomic.Int64
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		client := apitest.New(t, node.base, node.roots())
-		client.T = quietT{t}
-		for range 8 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					i := n.Add(1)
-					status, id := trySend(client, key, i)
-					if status == 200 {
-						mu.Lock()
-						accepted[id] = fmt.Sprint(i)
-						mu.Unlock()
-					}
-					if status == 0 {
-						return // the server is gone
-					}
-				}
-			})
-		}
-		for {
-			mu.Lock()
-			k := len(accepted)
-			mu.Unlock()
-			if k >= 300 && len(w.mx.Messages()) >= 100 {
-				break
-			}
+		f := startFlood(t, node.base, node, key)
+		for f.count() < 300 || len(w.mx.Messages()) < 100 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		node.stop(syscall.SIGKILL)
 		received := len(w.mx.Messages())
-		close(stop)
-		wg.Wait()
+		f.end()
+		accepted := f.accepted
 
 		again := startServer(t, dataDir, args...)
 		within := 60 * time.Second
@@ -84,23 +49,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 		} else if !strings.Contains(again.Stderr(), "released the claims left by the previous run") {
 			t.Errorf("the restarted node did not release the claims left by the kill:\n%s", again.Stderr())
 		}
-		deadline := time.Now().Add(within)
-		for {
-			got := w.receivedByMessageID()
-			missing := 0
-			for id := range accepted {
-				if got[messageIDHeader(id)] == 0 {
-					missing++
-				}
-			}
-			if missing == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d accepted messages did not arrive within %v of the restart", missing, len(accepted), within)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		w.waitAllArrived(t, accepted, within, "of the restart")
 		// Every accepted message is in the log.
 		for id := range accepted {
 			if r := again.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key}); r.Status != 200 {
