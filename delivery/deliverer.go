@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -92,7 +93,7 @@ func (d *Deliverer) wakeChan() <-chan struct{} {
 func (d *Deliverer) Run(ctx context.Context) {
 	exchanges, cutOff := context.WithCancel(context.WithoutCancel(ctx))
 	defer cutOff()
-	w := &work{d: d, stop: ctx, exchanges: exchanges, slots: make(chan struct{}, max(1, d.MaxMessages)),
+	w := &work{d: d, stop: ctx, exchanges: exchanges, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
 	for ctx.Err() == nil {
 		woken := d.wakeChan() // taken before the claim: a Wake during it is not missed
@@ -121,7 +122,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 // recipients it claimed once all of them are settled: a single pass, for
 // tests and tools.
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
-	w := &work{d: d, stop: ctx, exchanges: ctx, slots: make(chan struct{}, max(1, d.MaxMessages)),
+	w := &work{d: d, stop: ctx, exchanges: ctx, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
 	n, err := w.claimOnce()
 	w.inFlight.Wait()
@@ -134,9 +135,11 @@ type work struct {
 	// stop ends claiming and the start of new exchanges; exchanges ends
 	// the exchanges themselves (at the end of the drain).
 	stop, exchanges context.Context
-	slots           chan struct{}
-	freed           chan struct{}
-	inFlight        sync.WaitGroup
+	// slots is how many messages may be in flight; busy how many are.
+	slots    int
+	busy     atomic.Int64
+	freed    chan struct{}
+	inFlight sync.WaitGroup
 }
 
 // claimOnce claims as many messages as there are free slots (at most a
@@ -144,8 +147,8 @@ type work struct {
 // returns how many recipients it claimed.
 func (w *work) claimOnce() (int, error) {
 	d := w.d
-	free := cap(w.slots) - len(w.slots)
-	if free == 0 || (d.Healthy != nil && !d.Healthy()) {
+	free := w.slots - int(w.busy.Load())
+	if free < w.lowWater() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
 	claimed, err := d.Store.ClaimDueRecipients(w.stop, mailroom.Claim{
@@ -156,7 +159,7 @@ func (w *work) claimOnce() (int, error) {
 		return 0, err
 	}
 	for _, msg := range byMessage(claimed) {
-		w.slots <- struct{}{}
+		w.busy.Add(1)
 		for _, q := range msg {
 			d.dests.add(q.Domain())
 		}
@@ -168,9 +171,25 @@ func (w *work) claimOnce() (int, error) {
 	return len(claimed), nil
 }
 
-// release frees a message slot and tells the claim loop.
+// lowWater is how many message slots must be free before the node claims
+// again: half a batch. At full load, claiming as soon as one slot frees
+// would claim one message per transaction, and on SQLite every claim
+// takes the single writer from the commits.
+func (w *work) lowWater() int { return max(1, min(w.d.Batch, w.slots)/2) }
+
+// release frees a message slot, and tells the claim loop when that brings
+// the free slots to the low-water mark: a claim then finds room again.
+// Waking it on every finished message would make it claim (and scan the
+// queue) once per message while nothing else is due.
 func (w *work) release() {
-	<-w.slots
+	// Each release sees a count of its own, so exactly one sees the mark.
+	if w.slots-int(w.busy.Add(-1)) == w.lowWater() {
+		w.signalFreed()
+	}
+}
+
+// signalFreed wakes the claim loop if it waits for room.
+func (w *work) signalFreed() {
 	select {
 	case w.freed <- struct{}{}:
 	default:

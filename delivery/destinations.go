@@ -23,12 +23,19 @@ func (d *destinations) add(domain string) {
 	d.inFlight[domain]++
 }
 
-func (d *destinations) done(domain string) {
+// done counts one delivery to domain finished, and reports whether that
+// took the domain below limit: only then may a claim that skipped it find
+// more to do.
+func (d *destinations) done(domain string, limit int) (belowLimit bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.inFlight[domain]--; d.inFlight[domain] <= 0 {
+	n := d.inFlight[domain] - 1
+	if n <= 0 {
 		delete(d.inFlight, domain)
+	} else {
+		d.inFlight[domain] = n
 	}
+	return n == limit-1
 }
 
 // busy lists the domains with at least limit deliveries in flight.

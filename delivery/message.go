@@ -17,7 +17,9 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 	d := w.d
 	defer func() {
 		for _, q := range msg {
-			d.dests.done(q.Domain())
+			if d.dests.done(q.Domain(), max(1, d.PerDestination)) {
+				w.signalFreed()
+			}
 		}
 	}()
 	if !w.mayStart() {

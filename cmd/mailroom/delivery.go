@@ -91,7 +91,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: time.Now, Log: log, Node: nodeID,
 		Retry: mailroom.RetryPolicy{MinDelay: f.retryMinDelay, MaxDelay: 2 * time.Hour, Window: f.retryWindow},
-		Lease: f.lease, Batch: batch, MaxMessages: f.workers * batch, PerDestination: 64,
+		Lease: f.lease, Batch: batch, MaxMessages: f.workers * batch, PerDestination: max(1, f.workers*batch/2),
 		Poll: time.Second, DrainTimeout: 30 * time.Second,
 	}
 	return &deliveryServices{
