@@ -78,6 +78,8 @@ func (o Outcome) String() string {
 		return "delivered"
 	case Bounced:
 		return "bounced"
+	case NotAttempted:
+		return "not_attempted"
 	}
 	return "deferred"
 }

@@ -16,7 +16,28 @@ type Delivery struct {
 	Recipients []string
 	// Data is the signed RFC 5322 message, sent as it is on every attempt.
 	Data []byte
+	// MayStart, when set, is asked once a connection slot is held (or the
+	// wait for one has failed), before a session is opened or reused.
+	// False means this node may no longer send (it is draining, or its
+	// claims may be released to other nodes): nothing is sent, and every
+	// result is NotAttempted, so that the delivery is handed back rather
+	// than counted as an attempt or sent twice.
+	MayStart func() bool
 }
+
+// NotAttempted returns the results of a delivery that sent nothing because
+// its MayStart said no.
+func (d *Delivery) NotAttempted() []RecipientResult {
+	out := make([]RecipientResult, len(d.Recipients))
+	for i, r := range d.Recipients {
+		out[i] = RecipientResult{Recipient: r, Outcome: NotAttempted,
+			Response: "not attempted: the node stopped sending before a session began"}
+	}
+	return out
+}
+
+// MayNotStart reports whether d must not open a session now.
+func (d *Delivery) MayNotStart() bool { return d.MayStart != nil && !d.MayStart() }
 
 // Outcome classifies an attempt for one recipient (DESIGN.md §3).
 type Outcome int
@@ -29,6 +50,9 @@ const (
 	Delivered
 	// Bounced: a 5xx reply; permanent.
 	Bounced
+	// NotAttempted: nothing was sent, because the delivery's MayStart said
+	// no; the recipients are handed back unattempted.
+	NotAttempted
 )
 
 // RecipientResult is what happened to one recipient of a Delivery.

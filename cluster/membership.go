@@ -56,9 +56,11 @@ func (m *Membership) Join(ctx context.Context) error {
 }
 
 // Healthy reports whether this node's claims are surely still its own: its
-// last beat is recent enough that no other node can have taken it for dead.
-// Half the stale time leaves room for clocks that drift and beats that are
-// slow to commit.
+// last beat succeeded, recently enough that no other node can have taken
+// it for dead. Half the stale time leaves room for clocks that drift and
+// beats that are slow to commit; a failed beat makes the node unhealthy at
+// once, so that it stops starting SMTP exchanges whose outcomes it may not
+// be able to record, well before others release its claims.
 func (m *Membership) Healthy() bool {
 	last := m.lastBeat.Load()
 	return last != 0 && time.Since(time.Unix(0, last)) < m.staleAfter()/2
@@ -75,6 +77,7 @@ func (m *Membership) Run(ctx context.Context) {
 		case <-tick.C:
 		}
 		if err := m.beat(ctx); err != nil && ctx.Err() == nil {
+			m.lastBeat.Store(0)
 			m.Log.Warn("node heartbeat failed", "node", m.Node.ID, "err", err)
 			continue
 		}

@@ -140,6 +140,9 @@ type work struct {
 	busy     atomic.Int64
 	freed    chan struct{}
 	inFlight sync.WaitGroup
+	// storageDown is set while the runtime's writes find storage
+	// unavailable, and cleared by the next write that gets through.
+	storageDown atomic.Bool
 }
 
 // claimOnce claims as many messages as there are free slots (at most a

@@ -27,6 +27,11 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 		return
 	}
 	raw, returnPath, err := d.Signer.Signed(w.exchanges, msg[0].Message)
+	if mailroom.IsCode(err, mailroom.ECodeUnavailable) {
+		// Storage failed, not the message: no attempt was made.
+		w.handBack(msg)
+		return
+	}
 	if err != nil {
 		w.record(msg[0].MessageID, d.unsendable(msg, err))
 		return
@@ -39,9 +44,11 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 }
 
 // mayStart reports whether a new exchange may begin: not while draining,
-// and not while this node's claims may be released by others.
+// not while this node's claims may be released by others, and not while
+// storage refuses this node's writes (an exchange whose outcome cannot be
+// recorded is sent again later, by this node or another).
 func (w *work) mayStart() bool {
-	return w.stop.Err() == nil && (w.d.Healthy == nil || w.d.Healthy())
+	return w.stop.Err() == nil && !w.storageDown.Load() && (w.d.Healthy == nil || w.d.Healthy())
 }
 
 // deliverGroup sends one message to its recipients at one domain and
@@ -53,7 +60,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 		return
 	}
 	first := group[0]
-	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw}
+	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw, MayStart: w.mayStart}
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)
 	}
@@ -67,6 +74,12 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	results := d.Transport.Deliver(ctx, delivery)
 	exchange := time.Since(start)
 	cancel()
+	if len(results) > 0 && results[0].Outcome == mailroom.NotAttempted {
+		// The node began to drain, or lost its storage, while the
+		// delivery waited for a connection: nothing was sent.
+		w.handBack(group)
+		return
+	}
 
 	now := d.Now().UTC()
 	attempts := make([]*mailroom.Attempt, len(group))
@@ -107,24 +120,36 @@ func (w *work) handBack(group []*mailroom.QueuedRecipient) {
 	}
 }
 
-// persist runs a write, trying again while storage is unavailable, for up
-// to persistTimeout.
+// persist runs a write, trying again while storage is unavailable: an
+// outcome or a hand-back that is lost leaves the recipients claimed by this
+// node until its lease ends, and an outcome lost means the mail is sent
+// again. While the node runs it tries until storage answers (holding the
+// message's slot); once it drains, for persistTimeout more at most.
 func (w *work) persist(write func(ctx context.Context) error) error {
-	deadline := time.Now().Add(persistTimeout)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		ctx, cancel := context.WithDeadline(context.WithoutCancel(w.exchanges), deadline)
+	var giveUp time.Time
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), persistTimeout)
 		err := write(ctx)
 		cancel()
-		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) || time.Now().Add(wait).After(deadline) {
+		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
+			w.storageDown.Store(false)
 			return err
+		}
+		w.storageDown.Store(true)
+		if w.stop.Err() != nil {
+			if giveUp.IsZero() {
+				giveUp = time.Now().Add(persistTimeout)
+			}
+			if time.Now().Add(wait).After(giveUp) {
+				return err
+			}
 		}
 		time.Sleep(wait) // backing off from a storage outage, not synchronising
 	}
 }
 
-// persistTimeout bounds how long a write of the delivery runtime is retried
-// while storage is unavailable; it also bounds how long a drain can wait
-// for one.
+// persistTimeout bounds one write of the delivery runtime, and how long a
+// draining node keeps trying one while storage is unavailable.
 const persistTimeout = 30 * time.Second
 
 // unsendable is the outcome for recipients whose message could not be

@@ -114,9 +114,17 @@ func orDefault[T int | time.Duration](v, def T) T {
 func (e *engine) attempt(ctx context.Context, host string, addrs func(context.Context) ([]string, status), d *mailroom.Delivery) (res []mailroom.RecipientResult, why status, ok bool) {
 	release, err := e.limits.acquire(ctx, host)
 	if err != nil {
+		if d.MayNotStart() {
+			return d.NotAttempted(), status{}, true
+		}
 		return nil, deferred(enhCongestion, "no connection to %s could be had before the deadline: %v", host, err), false
 	}
 	defer release()
+	// Waiting for the slot may have taken long: ask again whether this
+	// node may still send, right before anything goes on the wire.
+	if d.MayNotStart() {
+		return d.NotAttempted(), status{}, true
+	}
 
 	c := e.reuse(ctx, host)
 	if c == nil {

@@ -105,16 +105,7 @@ func want(t *testing.T, got mailroom.RecipientResult, outcome mailroom.Outcome, 
 	}
 }
 
-func outcomeName(o mailroom.Outcome) string {
-	switch o {
-	case mailroom.Delivered:
-		return "delivered"
-	case mailroom.Bounced:
-		return "bounced"
-	default:
-		return "deferred"
-	}
-}
+func outcomeName(o mailroom.Outcome) string { return o.String() }
 
 // closedPort is a port on 127.0.0.1 where nothing listens.
 func closedPort(t *testing.T) int {

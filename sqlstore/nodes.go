@@ -29,22 +29,28 @@ func (s *Store) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
 	return live, err
 }
 
-// ReleaseDeadNodes releases the claims of nodes whose heartbeat is stale
-// and forgets them. A node that was only cut off (not dead) finds its row
-// gone at its next beat and registers again; its outcomes for the claims
-// released here are fenced off by their tokens.
+// ReleaseDeadNodes forgets the nodes whose heartbeat is stale, then
+// releases every claim whose node is not in the table: theirs, and any left
+// by a node whose row went missing some other way. One cut-off decides
+// both, so no node can be forgotten with its claims kept. A node that was
+// only cut off (not dead) finds its row gone at its next beat and registers
+// again; its outcomes for the claims released here are fenced off by their
+// tokens. A live node always has its row: it joins before it claims, and
+// stops claiming once its own beats fail for half the stale time.
 func (s *Store) ReleaseDeadNodes(ctx context.Context, staleAfter time.Duration) (int, error) {
 	var released int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		stale := s.engine.NowMicros + ` - $1`
-		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+` WHERE claim_node IN (
-			SELECT id FROM nodes WHERE heartbeat_at < `+stale+`)`, staleAfter.Microseconds())
+		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+s.engine.NowMicros+` - $1`, staleAfter.Microseconds())
+		if err != nil {
+			return s.wrap(err, "forget dead nodes")
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+`
+			WHERE claim_node IS NOT NULL AND claim_node NOT IN (SELECT id FROM nodes)`)
 		if err != nil {
 			return s.wrap(err, "release dead nodes' claims")
 		}
 		released, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+stale, staleAfter.Microseconds())
-		return s.wrap(err, "forget dead nodes")
+		return nil
 	})
 	return int(released), err
 }

@@ -81,9 +81,22 @@ func testNodesAndDeadClaims(t *testing.T, s mailroom.Store) {
 	if m.Recipients[0].Status != mailroom.RecipientQueued || len(events) != 1 {
 		t.Fatalf("a released claim's outcome was recorded: %s, %v", m.Recipients[0].Status, eventTypes(events))
 	}
+	// Claims of a node with no row (it never joined, or its row was removed
+	// by hand) are released too, not left to their lease.
+	Try(s.AcceptMessage(ctx, NewMessage(acct, t0, "c@z.example"))).Must(t)
+	ghost := Try(claim(s, "node_ghost", t0, 10)).Must(t)
+	if len(ghost) != 1 {
+		t.Fatalf("the ghost claimed %d, want 1", len(ghost))
+	}
+	if n := Try(s.ReleaseDeadNodes(ctx, time.Hour)).Must(t); n != 1 {
+		t.Fatalf("released %d claims of a node without a row, want 1", n)
+	}
 	// On storage only one node uses, everything is released at its start.
-	if n := Try(s.ReleaseAllClaims(ctx)).Must(t); n != 2 {
-		t.Fatalf("ReleaseAllClaims released %d, want 2", n)
+	if got := Try(claim(s, b.ID, t0, 10)).Must(t); len(got) != 1 {
+		t.Fatalf("node b claimed %d of the ghost's recipients, want 1", len(got))
+	}
+	if n := Try(s.ReleaseAllClaims(ctx)).Must(t); n != 3 {
+		t.Fatalf("ReleaseAllClaims released %d, want node b's 3", n)
 	}
 }
 

@@ -142,10 +142,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	workers.Go(func() { limiter.Run(background, rateLimitReload) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
 	workers.Go(func() { svc.retention.Run(background, time.Hour) })
-	// Delivery stops claiming when ctx ends, and drains.
+	// Delivery stops claiming when its context ends (SIGTERM, or the
+	// HTTPS server failing), and drains.
+	deliveryCtx, stopDelivery := context.WithCancel(ctx)
+	defer stopDelivery()
 	deliveryDone := make(chan struct{})
 	if svc.deliverer.MaxMessages > 0 {
-		go func() { svc.deliverer.Run(ctx); close(deliveryDone) }()
+		go func() { svc.deliverer.Run(deliveryCtx); close(deliveryDone) }()
 	} else {
 		close(deliveryDone)
 	}
@@ -191,6 +194,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	select {
 	case err = <-serveErr:
 		err = fmt.Errorf("HTTPS server: %w", err)
+		stopDelivery()
+		<-deliveryDone
 	case <-ctx.Done():
 		err = drain(srv, deliveryDone, log)
 	}
