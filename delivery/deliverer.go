@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,8 +109,10 @@ func (d *Deliverer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-woken:
+			w.futile = nil // new mail: worth looking past busy domains again
 		case <-w.freed: // a slot or a destination came free
 		case <-idle.C:
+			w.futile = nil // retries and other nodes' mail come due with time
 		}
 		idle.Stop()
 	}
@@ -143,6 +146,12 @@ type work struct {
 	// storageDown is set while the runtime's writes find storage
 	// unavailable, and cleared by the next write that gets through.
 	storageDown atomic.Bool
+	// futile is the busy-domain list of the last claim that found nothing
+	// else due. Such a claim reads the whole queue (all of it is for the
+	// busy domains), so it is not repeated with the same list until new
+	// mail is queued or a poll interval passes. Only the claim loop uses
+	// it.
+	futile []string
 }
 
 // claimOnce claims as many messages as there are free slots (at most a
@@ -154,11 +163,18 @@ func (w *work) claimOnce() (int, error) {
 	if free < w.lowWater() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
+	skip := d.dests.busy(max(1, d.PerDestination))
+	if len(skip) > 0 && slices.Equal(skip, w.futile) {
+		return 0, nil
+	}
 	claimed, err := d.Store.ClaimDueRecipients(w.stop, mailroom.Claim{
 		Node: d.Node, Now: d.Now().UTC(), Lease: d.Lease, Limit: min(free, max(1, d.Batch)),
-		SkipDomains: d.dests.busy(max(1, d.PerDestination)),
+		SkipDomains: skip,
 	})
 	if err != nil || len(claimed) == 0 {
+		if err == nil && len(skip) > 0 {
+			w.futile = skip
+		}
 		return 0, err
 	}
 	for _, msg := range byMessage(claimed) {
