@@ -31,10 +31,11 @@ type NodeStore interface {
 	// missing, as after it was taken for dead) and returns how many nodes
 	// are alive, n included.
 	Heartbeat(ctx context.Context, n *Node) (live int, err error)
-	// ReleaseDeadNodes releases every claim of the nodes whose heartbeat
-	// is older than staleAfter and removes their rows; it returns how
-	// many recipients it released.
-	ReleaseDeadNodes(ctx context.Context, staleAfter time.Duration) (int, error)
+	// ReleaseLostClaims forgets the nodes whose heartbeat is older than
+	// staleAfter and releases every claim whose node is gone, or whose
+	// lease has ended (a node that lives but whose worker is stuck); it
+	// returns how many recipients it released.
+	ReleaseLostClaims(ctx context.Context, staleAfter time.Duration) (int, error)
 	// RemoveNode releases n's claims and removes its row: a node that
 	// stops in good order leaves nothing to wait for.
 	RemoveNode(ctx context.Context, nodeID string) error

@@ -104,7 +104,7 @@ func (m *Membership) beat(ctx context.Context) error {
 func (m *Membership) sweep(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, m.interval())
 	defer cancel()
-	n, err := m.Store.ReleaseDeadNodes(ctx, m.staleAfter())
+	n, err := m.Store.ReleaseLostClaims(ctx, m.staleAfter())
 	if err != nil {
 		if ctx.Err() == nil {
 			m.Log.Warn("releasing dead nodes' claims failed", "err", err)

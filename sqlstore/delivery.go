@@ -16,9 +16,11 @@ const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.
 	m.account_id, m.from_address, m.subject, m.domain, m.created_at`
 
 // claimable is the condition on recipients r that a claim may take: due,
-// and held by no live claim. A lease that ran out in the database's clock
-// frees a recipient even if its node still beats (a stuck worker).
-const claimable = `r.due_at <= $1 AND (r.claim_token IS NULL OR r.lease_until < %s)`
+// and held by no claim. It is the partial index recipients_due's own
+// condition, so that a claim reads only claimable rows, never the ones in
+// flight. Claims whose node died or whose lease ran out are released by
+// ReleaseLostClaims.
+const claimable = `r.due_at <= $1 AND r.claim_token IS NULL`
 
 // ClaimDueRecipients claims the due recipients of whole messages under one
 // new token, recording the claiming node and the lease's end in the
@@ -33,7 +35,7 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 	var out []*mailroom.QueuedRecipient
 	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
 	dbNow := s.engine.NowMicros
-	cond := fmt.Sprintf(claimable, dbNow)
+	cond := claimable
 	// The busy domains are the last parameters of both statements that
 	// use cond ($1 is the due time, then two of their own), so that the
 	// text varies only with their number and prepared statements are

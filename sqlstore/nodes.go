@@ -29,15 +29,17 @@ func (s *Store) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
 	return live, err
 }
 
-// ReleaseDeadNodes forgets the nodes whose heartbeat is stale, then
-// releases every claim whose node is not in the table: theirs, and any left
-// by a node whose row went missing some other way. One cut-off decides
-// both, so no node can be forgotten with its claims kept. A node that was
+// ReleaseLostClaims forgets the nodes whose heartbeat is stale, then
+// releases every claim whose node is not in the table (theirs, and any left
+// by a node whose row went missing some other way) or whose lease has
+// ended. One cut-off decides both, so no node can be forgotten with its
+// claims kept. Claims are only ever taken from released recipients (see
+// ClaimDueRecipients), so this sweep is what returns lost work. A node that was
 // only cut off (not dead) finds its row gone at its next beat and registers
 // again; its outcomes for the claims released here are fenced off by their
 // tokens. A live node always has its row: it joins before it claims, and
 // stops claiming once its own beats fail for half the stale time.
-func (s *Store) ReleaseDeadNodes(ctx context.Context, staleAfter time.Duration) (int, error) {
+func (s *Store) ReleaseLostClaims(ctx context.Context, staleAfter time.Duration) (int, error) {
 	var released int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+s.engine.NowMicros+` - $1`, staleAfter.Microseconds())
@@ -45,7 +47,7 @@ func (s *Store) ReleaseDeadNodes(ctx context.Context, staleAfter time.Duration) 
 			return s.wrap(err, "forget dead nodes")
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+`
-			WHERE claim_node IS NOT NULL AND claim_node NOT IN (SELECT id FROM nodes)`)
+			WHERE claim_node IS NOT NULL AND (claim_node NOT IN (SELECT id FROM nodes) OR lease_until < `+s.engine.NowMicros+`)`)
 		if err != nil {
 			return s.wrap(err, "release dead nodes' claims")
 		}

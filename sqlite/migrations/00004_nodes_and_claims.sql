@@ -19,8 +19,14 @@ ALTER TABLE recipients ADD COLUMN lease_until INTEGER;
 -- offered no working STARTTLS), for the log (RFC 7435 opportunistic TLS).
 ALTER TABLE recipients ADD COLUMN unencrypted BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE INDEX recipients_by_claim_node ON recipients (claim_node) WHERE claim_node IS NOT NULL;
+-- The queue holds only what a claim may take: due and unclaimed. Rows in
+-- flight leave it, so claims never read past them.
+DROP INDEX recipients_due;
+CREATE INDEX recipients_due ON recipients (due_at) WHERE due_at IS NOT NULL AND claim_token IS NULL;
 
 -- +goose Down
+DROP INDEX recipients_due;
+CREATE INDEX recipients_due ON recipients (due_at) WHERE due_at IS NOT NULL;
 DROP INDEX recipients_by_claim_node;
 ALTER TABLE recipients DROP COLUMN unencrypted;
 ALTER TABLE recipients DROP COLUMN lease_until;
