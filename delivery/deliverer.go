@@ -160,7 +160,9 @@ type work struct {
 func (w *work) claimOnce() (int, error) {
 	d := w.d
 	free := w.slots - int(w.busy.Load())
-	if free < w.lowWater() || (d.Healthy != nil && !d.Healthy()) {
+	// Nothing is claimed that could not be started (see mayStart): it
+	// would only be handed back, and claimed again, in a loop.
+	if free < w.lowWater() || w.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
 	skip := d.dests.busy(max(1, d.PerDestination))
