@@ -17,13 +17,14 @@ type MessageStore interface {
 	// Concurrent calls may share one commit (group commit).
 	AcceptMessage(ctx context.Context, m *Message) (AcceptResult, error)
 
-	// ClaimDueRecipients claims the due recipients of up to c.Limit
-	// messages for node c.Node under one fresh claim token, so that
-	// several nodes never deliver one recipient at once. A claim ends when
-	// its outcome is recorded, when it is released, when its node is found
-	// dead, or (a backstop) when its lease runs out in the database's
-	// clock. Claims take whole messages: every due recipient of a claimed
-	// message comes in the same claim.
+	// ClaimDueRecipients claims the due, unclaimed recipients of up to
+	// c.Limit messages for node c.Node under one fresh claim token, so
+	// that several nodes never deliver one recipient at once. A claim ends
+	// when its outcome is recorded or it is released: by its node, or by
+	// NodeStore.ReleaseLostClaims once its node is found dead or its lease
+	// has run out in the database's clock. Claims take whole messages:
+	// every claimable recipient of a claimed message comes in the same
+	// claim (less those at SkipDomains).
 	ClaimDueRecipients(ctx context.Context, c Claim) ([]*QueuedRecipient, error)
 	// ReleaseClaims hands claimed recipients back unattempted: they are
 	// due again at dueAt (their due time is kept when dueAt is nil). Only

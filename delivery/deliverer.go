@@ -63,7 +63,17 @@ type Deliverer struct {
 	wake   chan struct{}
 
 	dests destinations
+
+	// storageDown is set while the runtime's writes find storage
+	// unavailable, and cleared by the next write that gets through or by
+	// StorageAnswered.
+	storageDown atomic.Bool
 }
+
+// StorageAnswered tells the Deliverer that a write to storage went through
+// (the node's heartbeat): writes of its own that still fail are then about
+// their rows, not storage, and no reason to stop sending everything else.
+func (d *Deliverer) StorageAnswered() { d.storageDown.Store(false) }
 
 // Wake tells the Deliverer that work is due now.
 func (d *Deliverer) Wake() {
@@ -109,10 +119,9 @@ func (d *Deliverer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-woken:
-			w.futile = nil // new mail: worth looking past busy domains again
+			w.futile = nil // new mail: worth looking past busy domains at once
 		case <-w.freed: // a slot or a destination came free
 		case <-idle.C:
-			w.futile = nil // retries and other nodes' mail come due with time
 		}
 		idle.Stop()
 	}
@@ -143,15 +152,14 @@ type work struct {
 	busy     atomic.Int64
 	freed    chan struct{}
 	inFlight sync.WaitGroup
-	// storageDown is set while the runtime's writes find storage
-	// unavailable, and cleared by the next write that gets through.
-	storageDown atomic.Bool
 	// futile is the busy-domain list of the last claim that found nothing
-	// else due. Such a claim reads the whole queue (all of it is for the
-	// busy domains), so it is not repeated with the same list until new
-	// mail is queued or a poll interval passes. Only the claim loop uses
-	// it.
-	futile []string
+	// else due, until futileUntil. Such a claim reads the whole queue (all
+	// of it is for the busy domains), so it is not repeated with the same
+	// list until new mail is queued or a poll interval has passed (retries
+	// and scheduled sends come due with time). Only the claim loop uses
+	// them.
+	futile      []string
+	futileUntil time.Time
 }
 
 // claimOnce claims as many messages as there are free slots (at most a
@@ -162,11 +170,11 @@ func (w *work) claimOnce() (int, error) {
 	free := w.slots - int(w.busy.Load())
 	// Nothing is claimed that could not be started (see mayStart): it
 	// would only be handed back, and claimed again, in a loop.
-	if free < w.lowWater() || w.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
+	if free < w.lowWater() || d.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
 	skip := d.dests.busy(max(1, d.PerDestination))
-	if len(skip) > 0 && slices.Equal(skip, w.futile) {
+	if len(skip) > 0 && slices.Equal(skip, w.futile) && time.Now().Before(w.futileUntil) {
 		return 0, nil
 	}
 	claimed, err := d.Store.ClaimDueRecipients(w.stop, mailroom.Claim{
@@ -175,10 +183,11 @@ func (w *work) claimOnce() (int, error) {
 	})
 	if err != nil || len(claimed) == 0 {
 		if err == nil && len(skip) > 0 {
-			w.futile = skip
+			w.futile, w.futileUntil = skip, time.Now().Add(d.Poll)
 		}
 		return 0, err
 	}
+	w.futile = nil
 	for _, msg := range byMessage(claimed) {
 		w.busy.Add(1)
 		for _, q := range msg {

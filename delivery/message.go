@@ -27,12 +27,17 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 		return
 	}
 	raw, returnPath, err := d.Signer.Signed(w.exchanges, msg[0].Message)
-	if mailroom.IsCode(err, mailroom.ECodeUnavailable) {
-		// Storage failed, not the message: no attempt was made.
+	if err != nil && !w.mayStart() {
+		// Storage went away while the message was prepared: nothing was
+		// sent, and this node may not send now.
 		w.handBack(msg)
 		return
 	}
 	if err != nil {
+		// Counted as an attempt (deferred, or bounced when the domain is
+		// gone), so that a message that cannot be prepared backs off and
+		// ends with the retry window instead of being claimed again at
+		// once, forever.
 		w.record(msg[0].MessageID, d.unsendable(msg, err))
 		return
 	}
@@ -48,7 +53,7 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 // storage refuses this node's writes (an exchange whose outcome cannot be
 // recorded is sent again later, by this node or another).
 func (w *work) mayStart() bool {
-	return w.stop.Err() == nil && !w.storageDown.Load() && (w.d.Healthy == nil || w.d.Healthy())
+	return w.stop.Err() == nil && !w.d.storageDown.Load() && (w.d.Healthy == nil || w.d.Healthy())
 }
 
 // deliverGroup sends one message to its recipients at one domain and
@@ -74,21 +79,32 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	results := d.Transport.Deliver(ctx, delivery)
 	exchange := time.Since(start)
 	cancel()
-	if len(results) > 0 && results[0].Outcome == mailroom.NotAttempted {
-		// The node began to drain, or lost its storage, while the
-		// delivery waited for a connection: nothing was sent.
-		w.handBack(group)
-		return
+	// The node began to drain, or lost its storage, while the delivery
+	// waited for a connection: what was not sent is handed back.
+	var notAttempted []*mailroom.QueuedRecipient
+	for i, q := range group {
+		if i < len(results) && results[i].Outcome == mailroom.NotAttempted {
+			notAttempted = append(notAttempted, q)
+		}
+	}
+	if len(notAttempted) > 0 {
+		w.handBack(notAttempted)
+		if len(notAttempted) == len(group) {
+			return
+		}
 	}
 
 	now := d.Now().UTC()
-	attempts := make([]*mailroom.Attempt, len(group))
+	attempts := make([]*mailroom.Attempt, 0, len(group))
 	for i, q := range group {
 		res := mailroom.RecipientResult{Recipient: q.Address, Outcome: mailroom.Deferred, Response: "no result from the transport"}
 		if i < len(results) {
 			res = results[i]
 		}
-		attempts[i] = mailroom.NewAttempt(q, res, now, d.Retry, jitter())
+		if res.Outcome == mailroom.NotAttempted {
+			continue
+		}
+		attempts = append(attempts, mailroom.NewAttempt(q, res, now, d.Retry, jitter()))
 		if d.Observe != nil {
 			d.Observe(res.Outcome, exchange)
 		}
@@ -132,10 +148,10 @@ func (w *work) persist(write func(ctx context.Context) error) error {
 		err := write(ctx)
 		cancel()
 		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
-			w.storageDown.Store(false)
+			w.d.storageDown.Store(false)
 			return err
 		}
-		w.storageDown.Store(true)
+		w.d.storageDown.Store(true)
 		if w.stop.Err() != nil {
 			if giveUp.IsZero() {
 				giveUp = time.Now().Add(persistTimeout)

@@ -127,7 +127,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	svc.deliverer.Observe = deliveryMetrics(registry)
 	limiter := newRateLimiter(ctx, store, registry, log)
 
-	members, err := c.join(ctx, store, node, limiter.SetNodes, log)
+	// Each heartbeat tells the rate limiter how many nodes share the
+	// accounts' limits, and delivery that storage answers writes.
+	onBeat := func(live int) { limiter.SetNodes(live); svc.deliverer.StorageAnswered() }
+	members, err := c.join(ctx, store, node, onBeat, log)
 	if err != nil {
 		return err
 	}
