@@ -66,9 +66,11 @@ func newEnv(t *testing.T, e storetest.Engine) *env {
 	return newEnvWithStore(t, e.Open(t))
 }
 
-// newEnvWithStore builds the environment over store; opts adjust the
-// server before its handler is made.
-func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...func(*mhttp.Server)) *env {
+// envOption adjusts the server and the deliverer before they start.
+type envOption func(*mhttp.Server, *delivery.Deliverer)
+
+// newEnvWithStore builds the environment over store, adjusted by opts.
+func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...envOption) *env {
 	t.Helper()
 	usage := mailroom.NewKeyUsage(store, slog.Default())
 	world := dnstest.Start(t)
@@ -102,10 +104,6 @@ func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...func(*mhttp.Ser
 		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { deliverer.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 	srv := &mhttp.Server{
 		Store:    store,
 		Auth:     &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
@@ -116,8 +114,12 @@ func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...func(*mhttp.Ser
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
 	for _, o := range opts {
-		o(srv)
+		o(srv, deliverer)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { deliverer.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.EnableHTTP2 = true
 	ts.StartTLS()

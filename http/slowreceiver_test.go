@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/delivery"
+	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -51,4 +54,50 @@ func TestSlowReceiverHoldsNobodyElse(t *testing.T) {
 	for _, id := range slow {
 		e.waitStatus(t, id, "delivered")
 	}
+}
+
+// Mail for another domain that comes due with time (a retry) while a busy
+// domain keeps its deliveries flowing is claimed within a poll interval,
+// not after the busy domain's whole backlog: the claim that looks past busy
+// domains is skipped for one poll interval at most. The poll is long here
+// (1 s, as in serve) so that the busy domain falls below its cap, waking
+// the claim loop, more often than the poll timer would fire.
+func TestRetryNotHiddenBehindBusyDomain(t *testing.T) {
+	e := newEnvWithStore(t, storetest.SQLite.Open(t), func(_ *mhttp.Server, d *delivery.Deliverer) { d.Poll = time.Second })
+	e.verifiedDomain(t, "shop.example")
+	e.mailDomain("busy.example")
+	e.mailDomain("other.example")
+
+	e.mx.ReplyOnce("r@other.example", 451, "4.3.0", "try again later")
+	retry := e.sendOne(t, "r@other.example")
+	e.waitStatus(t, retry, "deferred")
+
+	// A backlog of six seconds for a receiver that answers every message,
+	// slowly: its deliveries finish all the time. It is held while the
+	// backlog is queued, so that all of it is there when the retry comes
+	// due, however long the sends take.
+	e.mx.SlowDataFor("busy.example", 60*time.Millisecond)
+	var busy []string
+	var release []func()
+	for i := range 400 {
+		rcpt := fmt.Sprintf("b%d@busy.example", i)
+		release = append(release, e.mx.Hold(rcpt))
+		busy = append(busy, e.sendOne(t, rcpt))
+	}
+	e.clock.Advance(2 * time.Minute) // the retry comes due; no new mail wakes the deliverer
+	for _, r := range release {
+		r()
+	}
+	e.waitStatus(t, retry, "delivered")
+	left := 0
+	for _, id := range busy {
+		if e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: e.admin}).Str("status") != "delivered" {
+			left++
+		}
+	}
+	// About a poll interval's worth (1 s, some 70 messages) may go first.
+	if left < len(busy)/2 {
+		t.Fatalf("the retry waited behind the busy domain's backlog: %d of %d still to go when it went", left, len(busy))
+	}
+	t.Logf("the retry went out with %d of the busy domain's %d messages still to go", left, len(busy))
 }

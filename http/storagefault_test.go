@@ -9,6 +9,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/postgres"
 	"github.com/mailroom/mailroom/storetest"
@@ -26,7 +27,7 @@ func TestHungStorageAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	e := newEnvWithStore(t, store, func(s *mhttp.Server) { s.StorageBudget = 500 * time.Millisecond })
+	e := newEnvWithStore(t, store, func(s *mhttp.Server, _ *delivery.Deliverer) { s.StorageBudget = 500 * time.Millisecond })
 	e.verifiedDomain(t, "shop.example")
 	e.mailDomain("example.net")
 

@@ -117,6 +117,29 @@ func (s *Server) SlowData(d time.Duration) {
 	s.slow = d
 }
 
+// SlowDataFor is SlowData for the transactions with a recipient at domain
+// only: one slow receiver among quick ones.
+func (s *Server) SlowDataFor(domain string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slowFor == nil {
+		s.slowFor = map[string]time.Duration{}
+	}
+	s.slowFor[strings.ToLower(domain)] = d
+}
+
+// dataDelay is how long the transaction to rcpts waits before its reply.
+// The caller holds s.mu.
+func (s *Server) dataDelay(rcpts []string) time.Duration {
+	d := s.slow
+	for _, r := range rcpts {
+		if i := strings.LastIndexByte(r, '@'); i >= 0 {
+			d = max(d, s.slowFor[strings.ToLower(r[i+1:])])
+		}
+	}
+	return d
+}
+
 // smtpError is the reply as go-smtp's server writes it. go-smtp sends
 // whatever code an *SMTPError carries, 2xx included, which is how a data
 // success gets a text of the test's choosing.

@@ -42,6 +42,8 @@ type Server struct {
 	drops  int
 	holds  map[string]chan struct{}
 	slow   time.Duration
+	// slowFor delays transactions with a recipient at a domain.
+	slowFor map[string]time.Duration
 	stats  Stats
 	queued int
 }

@@ -95,7 +95,7 @@ func (x *session) Data(r io.Reader) error {
 	}
 	x.hold()
 	s.mu.Lock()
-	slow := s.slow
+	slow := s.dataDelay(x.rcpts)
 	s.mu.Unlock()
 	if slow > 0 {
 		select {
