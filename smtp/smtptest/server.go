@@ -35,17 +35,17 @@ type Server struct {
 	// done is closed when the test ends, releasing every Hold.
 	done chan struct{}
 
-	mu     sync.Mutex
-	msgs   []Received
-	rcpt   map[string]*rcptScript
-	data   *scripted
-	drops  int
-	holds  map[string]chan struct{}
-	slow   time.Duration
+	mu    sync.Mutex
+	msgs  []Received
+	rcpt  map[string]*rcptScript
+	data  *scripted
+	drops int
+	holds map[string]chan struct{}
+	slow  time.Duration
 	// slowFor delays transactions with a recipient at a domain.
 	slowFor map[string]time.Duration
-	stats  Stats
-	queued int
+	stats   Stats
+	queued  int
 }
 
 // Start runs a server on a free port of 127.0.0.1 and stops it when the test
