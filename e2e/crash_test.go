@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,17 +22,8 @@ func TestKillNineLosesNothing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
 		w := newWorld(t)
 		w.mx.SlowData(20 * time.Millisecond)
-		work := t.TempDir()
-		dataDir := filepath.Join(work, "data")
 		const workers, batch = 2, 50
-		storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
-		args := append(append(w.flags(), storage...), "--delivery-workers", fmt.Sprint(workers))
-		node := startServer(t, dataDir, args...)
-		key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
-		// The check after the restart reads every accepted message back:
-		// more than the default 100 requests a second.
-		cli(t, work, nil, append([]string{"accounts", "update", "acme", "--rate", "100000", "--burst", "100000"}, storage...)...)
-		w.verifyDomain(t, node.client, key, "shop.example")
+		node, key, restart := w.startAcmeNode(t, eng, "--delivery-workers", fmt.Sprint(workers))
 
 		// Senders run until the kill; each remembers what got a 200.
 		f := startFlood(t, node.base, node, key)
@@ -45,7 +35,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 		f.end()
 		accepted := f.accepted
 
-		again := startServer(t, dataDir, args...)
+		again := restart()
 		within := 60 * time.Second
 		if eng.Name == "postgres" {
 			within = 2 * time.Minute

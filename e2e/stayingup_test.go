@@ -101,6 +101,39 @@ func (w *world) waitAllArrived(t *testing.T, accepted map[string]bool, within ti
 	}
 }
 
+// startAcmeNode starts a node on eng that delivers into w, with flags
+// added, makes the account acme (its request rate lifted: these tests send
+// and read back more than 100 a second) and verifies shop.example for it.
+// It returns the node, acme's key, and a function that starts the node
+// again on the same storage.
+func (w *world) startAcmeNode(t *testing.T, eng storetest.Engine, flags ...string) (*server, string, func() *server) {
+	t.Helper()
+	work := t.TempDir()
+	dataDir := filepath.Join(work, "data")
+	storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
+	args := append(append(w.flags(), storage...), flags...)
+	node := startServer(t, dataDir, args...)
+	key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
+	cli(t, work, nil, append([]string{"accounts", "update", "acme", "--rate", "100000", "--burst", "100000"}, storage...)...)
+	w.verifyDomain(t, node.client, key, "shop.example")
+	return node, key, func() *server { return startServer(t, dataDir, args...) }
+}
+
+// sendMany sends n messages one after another through c, each of which
+// must be accepted, and returns their ids.
+func sendMany(t *testing.T, c *apitest.Client, key string, n int) map[string]bool {
+	t.Helper()
+	accepted := map[string]bool{}
+	for i := range n {
+		status, id := trySend(c, key, int64(i))
+		if status != 200 {
+			t.Fatalf("send %d: %d", i, status)
+		}
+		accepted[id] = true
+	}
+	return accepted
+}
+
 // SIGTERM during a flood of sends, with a slow receiver: the node answers
 // nothing 5xx but 503, lets the SMTP exchanges in flight finish instead of
 // cutting them off mid-DATA, hands back what it had not started, and exits 0;
@@ -109,13 +142,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
 		w := newWorld(t)
 		w.mx.SlowData(50 * time.Millisecond)
-		work := t.TempDir()
-		dataDir := filepath.Join(work, "data")
-		storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
-		args := append(w.flags(), storage...)
-		node := startServer(t, dataDir, args...)
-		key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
-		w.verifyDomain(t, node.client, key, "shop.example")
+		node, key, restart := w.startAcmeNode(t, eng)
 
 		f := startFlood(t, node.base, node, key)
 		deadline := time.Now().Add(60 * time.Second)
@@ -146,7 +173,7 @@ func TestSIGTERMDrains(t *testing.T) {
 			t.Fatalf("no orderly stop in the log:\n%s", node.Stderr())
 		}
 
-		startServer(t, dataDir, args...)
+		restart()
 		w.waitAllArrived(t, f.accepted, 60*time.Second, "of the restart")
 		dups := 0
 		for _, n := range w.receivedByMessageID() {
@@ -234,14 +261,7 @@ func TestPostgresCutOff(t *testing.T) {
 	node := startServer(t, filepath.Join(work, "a"), append(w.flags(), "--database-url", dbURL)...)
 	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
 	w.verifyDomain(t, node.client, key, "shop.example")
-	accepted := map[string]bool{}
-	for i := range 5 {
-		status, id := trySend(node.client, key, int64(i))
-		if status != 200 {
-			t.Fatalf("send before the outage: %d", status)
-		}
-		accepted[id] = true
-	}
+	accepted := sendMany(t, node.client, key, 5)
 
 	u, _ := url.Parse(dbURL)
 	name := strings.TrimPrefix(u.Path, "/")
@@ -381,14 +401,7 @@ func TestNodeCutOffFromStorage(t *testing.T) {
 	a := startServer(t, filepath.Join(work, "a"), append(w.flags(), "--database-url", roleURL, "--secret-key", secret)...)
 	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
 	w.verifyDomain(t, a.client, key, "shop.example")
-	accepted := map[string]bool{}
-	for i := range 100 {
-		status, id := trySend(a.client, key, int64(i))
-		if status != 200 {
-			t.Fatalf("send %d: %d", i, status)
-		}
-		accepted[id] = true
-	}
+	accepted := sendMany(t, a.client, key, 100)
 	db := adminDB(t, dbURL)
 	pollUntil(t, 30*time.Second, "node a holds claims", func() bool {
 		var n int
