@@ -78,9 +78,14 @@ func parseAddress(s string) (Address, string) {
 		return Address{}, fmt.Sprintf(`%q is not a valid address; write "name@example.com" or "Name <name@example.com>", and put a display name with special characters in double quotes ("Doe, John" <john@example.com>)`, s)
 	}
 	// net/mail decodes RFC 2047 encoded-words in display names, which can
-	// smuggle in the very line breaks checked for above.
+	// smuggle in the very line breaks checked for above, and turns bytes
+	// that are not valid in their charset into U+FFFD: the name stored and
+	// sent would not be the one the client wrote.
 	if msg := checkControlCharacters(parsed.Name, true); msg != "" {
 		return Address{}, msg
+	}
+	if strings.ContainsRune(parsed.Name, utf8.RuneError) && !strings.ContainsRune(s, utf8.RuneError) {
+		return Address{}, "has an encoded word (=?…?=) in its display name that does not decode to valid text in its charset"
 	}
 	addr, msg := canonicalAddrSpec(parsed.Address)
 	if msg != "" {

@@ -63,6 +63,7 @@ func TestParseAddressRefuses(t *testing.T) {
 		{"CRLF in address", "a\r\n@example.com", "line break"},
 		{"LF in display name", "John\nBcc: x@evil.example <john@example.com>", "line break"},
 		{"CRLF in quoted display name", "\"John\r\nBcc: x@evil.example\" <john@example.com>", "line break"},
+		{"invalid bytes in encoded display name", "Dear =?utf-8?q?a=FFb?= <b@example.com>", "does not decode"},
 		{"CRLF in encoded display name", "=?utf-8?q?John=0D=0ABcc=3A_x=40evil.example?= <john@example.com>", "line break"},
 		{"NUL", "a\x00b@example.com", "control character"},
 		{"tab", "John\t<john@example.com>", "control character"},

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Error codes of the API contract (API.md §2). The code is the stable,
+// Error codes of the API contract (docs/api.md "Errors"). The code is the stable,
 // machine-readable part of an error; http maps each code to its status in
 // one place.
 const (
@@ -62,7 +62,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: fmt.Sprintf(format, excerptArgs(args)...)}
 }
 
 // Unavailable wraps an infrastructure failure (storage unreachable, busy) as

@@ -9,9 +9,10 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of attachments (API.md §11).
+// Limits of attachments (docs/api.md "Limits").
 const (
 	MaxAttachmentBytes    = 10 << 20 // decoded, all attachments of a message together
+	MaxAttachments        = 100      // per message
 	maxFilenameLength     = 255      // octets, the common file-system limit
 	maxContentIDLength    = 100
 	defaultAttachmentType = "application/octet-stream"
@@ -22,6 +23,10 @@ const (
 // message naming the member ("filename …", "content …"); the size limit,
 // which concerns them all, without an index.
 func validateAttachments(v *Validator, list []SendAttachment) []Attachment {
+	if len(list) > MaxAttachments {
+		v.Add("attachments", "has %d attachments; at most %d are allowed per message", len(list), MaxAttachments)
+		return nil
+	}
 	var out []Attachment
 	total := 0
 	contentIDs := map[string]int{}
@@ -70,6 +75,9 @@ func checkFilename(name string) string {
 		return `is required, for example "invoice.pdf"`
 	}
 	if msg := checkHeaderText(name); msg != "" {
+		return msg
+	}
+	if msg := checkDisplayedText(name); msg != "" {
 		return msg
 	}
 	switch {
@@ -130,10 +138,47 @@ func attachmentContentType(given, filename string) (string, string) {
 	if strings.HasPrefix(mediaType, "multipart/") {
 		return "", fmt.Sprintf("%q cannot be an attachment's type: Mailroom writes the multipart structure", given)
 	}
+	// ParseMediaType has decoded RFC 2231 parameters (name*=utf-8''%0D%0A…):
+	// what a reader will decode is checked, not what was written.
+	for name, value := range params {
+		if msg := checkHeaderText(value); msg != "" {
+			return "", fmt.Sprintf("parameter %q %s", name, msg)
+		}
+		if msg := checkDisplayedText(value); msg != "" {
+			return "", fmt.Sprintf("parameter %q %s", name, msg)
+		}
+	}
+	// The content is sent as the bytes given, in base64 or as it is; the
+	// MIME writer labels a leaf only utf-8 or us-ascii. Any other charset
+	// was accepted and then made the message impossible to compose.
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "us-ascii") {
+		return "", fmt.Sprintf("charset %q is not supported: declare utf-8 or us-ascii, or leave charset out", cs)
+	}
 	if t := mime.FormatMediaType(mediaType, params); t != "" {
 		return t, ""
 	}
 	return "", fmt.Sprintf("%q is not a valid media type", given)
+}
+
+// checkDisplayedText refuses text that a mail client would show other
+// than as written: invalid UTF-8, and the bidirectional controls (Unicode
+// TR #9 §2: embeddings, overrides, isolates, marks) with which
+// "invoice\u202Efdp.exe" reads as "invoiceexe.pdf".
+func checkDisplayedText(s string) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if isBidiControl(r) {
+			return fmt.Sprintf("must not contain the bidirectional control %U: it makes the text read as something else", r)
+		}
+	}
+	return ""
+}
+
+// isBidiControl reports the characters of Unicode's Bidi_Control property.
+func isBidiControl(r rune) bool {
+	return r == 0x061C || r == 0x200E || r == 0x200F || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // checkContentID allows the characters that can stand in "cid:" URLs and

@@ -6,10 +6,12 @@ import (
 	"strings"
 )
 
-// Limits of an extra header.
+// Limits of the extra headers.
 const (
-	maxHeaderNameLength  = 76  // leaves room for ": " and a value on a 78-character line (RFC 5322 §2.1.1)
-	maxHeaderValueLength = 998 // octets, RFC 5322 §2.1.1
+	maxHeaderNameLength  = 76       // leaves room for ": " and a value on a 78-character line (RFC 5322 §2.1.1)
+	maxHeaderValueLength = 998      // octets, RFC 5322 §2.1.1
+	MaxHeaders           = 100      // per message (docs/api.md "Limits")
+	MaxHeaderBytes       = 16 << 10 // names and values together, per message (docs/api.md "Limits")
 )
 
 // reservedHeaders are the headers Mailroom writes itself, by lower-case
@@ -31,6 +33,19 @@ var reservedHeaders = map[string]string{
 	"received":              "servers add it as the message travels",
 	"list-unsubscribe":      `Mailroom sets it for mail with category "marketing" (RFC 8058)`,
 	"list-unsubscribe-post": `Mailroom sets it for mail with category "marketing" (RFC 8058)`,
+	// Headers that receivers read as written by a server they trust: a
+	// sender who could set them could forge the receiver's own verdicts.
+	"authentication-results": "the receiving server writes its verdict there (RFC 8601 §5); a sender must not",
+	"received-spf":           "the receiving server writes its SPF verdict there (RFC 7208 §9.1); a sender must not",
+	"delivered-to":           "the receiving server adds it on delivery; a sender must not",
+}
+
+// reservedHeaderPrefixes are families of headers that are refused as
+// reservedHeaders are, by lower-case prefix, with the reason.
+var reservedHeaderPrefixes = []struct{ prefix, msg string }{
+	{"content-", "is set by Mailroom, which writes the MIME structure; Content-* headers cannot be given here"},
+	{"arc-", "cannot be given here: ARC-* headers are the trust chain of forwarding servers (RFC 8617 §4), a sender must not write them"},
+	{"resent-", "cannot be given here: Resent-* headers record a resending by a mailbox's owner (RFC 5322 §3.6.6), not a first sending"},
 }
 
 // validateHeaders checks the extra headers and returns them sorted by
@@ -38,9 +53,19 @@ var reservedHeaders = map[string]string{
 // same message. Problems are reported on the field "headers", naming the
 // header in the message.
 func validateHeaders(v *Validator, headers map[string]string) []Header {
+	if len(headers) > MaxHeaders {
+		v.Add("headers", "has %d headers; at most %d are allowed per message", len(headers), MaxHeaders)
+		return nil
+	}
 	names := make([]string, 0, len(headers))
-	for name := range headers {
+	size := 0
+	for name, value := range headers {
 		names = append(names, name)
+		size += len(name) + len(value)
+	}
+	if size > MaxHeaderBytes {
+		v.Add("headers", "names and values add up to %d octets; at most %d (16 KiB) are allowed per message", size, MaxHeaderBytes)
+		return nil
 	}
 	sort.Slice(names, func(i, j int) bool {
 		a, b := strings.ToLower(names[i]), strings.ToLower(names[j])
@@ -91,10 +116,12 @@ func checkHeaderName(name string) string {
 	}
 	lower := strings.ToLower(name)
 	if why, ok := reservedHeaders[lower]; ok {
-		return "is set by Mailroom and cannot be given here; " + why
+		return "cannot be given here: " + why
 	}
-	if strings.HasPrefix(lower, "content-") {
-		return "is set by Mailroom, which writes the MIME structure; Content-* headers cannot be given here"
+	for _, r := range reservedHeaderPrefixes {
+		if strings.HasPrefix(lower, r.prefix) {
+			return r.msg
+		}
 	}
 	return ""
 }

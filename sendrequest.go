@@ -1,10 +1,7 @@
 package mailroom
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 	"unicode"
@@ -13,39 +10,40 @@ import (
 	"github.com/k3a/html2text"
 )
 
-// Limits of a send request (API.md §3, §11).
+// Limits of a send request (docs/api.md "Sending", §11).
 const (
-	MaxRecipients    = 50  // to, cc and bcc together
-	MaxReplyTo       = 50  // the contract is silent; as many as recipients
-	maxSubjectLength = 998 // characters; RFC 5322 §2.1.1 line length, as the contract puts it
+	MaxRecipients    = 50      // to, cc and bcc together
+	MaxReplyTo       = 50      // the contract is silent; as many as recipients
+	maxSubjectLength = 998     // characters; RFC 5322 §2.1.1 line length, as the contract puts it
+	MaxBodyPartBytes = 5 << 20 // html and text, each (docs/api.md "Limits")
 )
 
 // acceptScheduledAt switches scheduled sends on once the scheduler exists
-// (API.md §5); until then scheduledAt is a validation error.
+// (docs/api.md "Scheduled sends"); until then scheduledAt is a validation error.
 const acceptScheduledAt = false
 
 // SendRequest is the body of POST /v1/send and one item of a batch
-// (API.md §3, §4), as decoded from JSON. Fields where "absent" and "empty"
+// (docs/api.md "Sending", §4), as decoded from JSON. Fields where "absent" and "empty"
 // mean different things are pointers: an empty category or idempotency key
 // is an error, an absent one is not; any template or scheduledAt at all is
 // refused for now. For html and text an empty string is the same as absent.
 type SendRequest struct {
-	From           string            `json:"from,omitempty"`
-	To             AddressList       `json:"to,omitempty"`
-	Cc             AddressList       `json:"cc,omitempty"`
-	Bcc            AddressList       `json:"bcc,omitempty"`
-	ReplyTo        AddressList       `json:"replyTo,omitempty"`
-	Subject        string            `json:"subject,omitempty"`
-	Category       *string           `json:"category,omitempty"`
-	HTML           string            `json:"html,omitempty"`
-	Text           string            `json:"text,omitempty"`
-	Template       *string           `json:"template,omitempty"`
-	Variables      map[string]any    `json:"variables,omitempty"`
-	Headers        map[string]string `json:"headers,omitempty"`
-	Attachments    []SendAttachment  `json:"attachments,omitempty"`
-	Tags           map[string]string `json:"tags,omitempty"`
-	ScheduledAt    *string           `json:"scheduledAt,omitempty"`
-	IdempotencyKey *string           `json:"idempotencyKey,omitempty"`
+	From           string         `json:"from,omitempty"`
+	To             AddressList    `json:"to,omitempty"`
+	Cc             AddressList    `json:"cc,omitempty"`
+	Bcc            AddressList    `json:"bcc,omitempty"`
+	ReplyTo        AddressList    `json:"replyTo,omitempty"`
+	Subject        string         `json:"subject,omitempty"`
+	Category       *string        `json:"category,omitempty"`
+	HTML           string         `json:"html,omitempty"`
+	Text           string         `json:"text,omitempty"`
+	Template       *string        `json:"template,omitempty"`
+	Variables      Variables      `json:"variables,omitempty"`
+	Headers        HeaderFields   `json:"headers,omitempty"`
+	Attachments    AttachmentList `json:"attachments,omitempty"`
+	Tags           TagMap         `json:"tags,omitempty"`
+	ScheduledAt    *string        `json:"scheduledAt,omitempty"`
+	IdempotencyKey *string        `json:"idempotencyKey,omitempty"`
 }
 
 // SendAttachment is one attachment as sent: the content in base64.
@@ -56,77 +54,12 @@ type SendAttachment struct {
 	ContentID   string `json:"contentId,omitempty"`
 }
 
-// AddressList is an address field that takes a string or an array of
-// strings: "a@x.com" and ["a@x.com"] are the same request.
-type AddressList []string
-
-// UnmarshalJSON accepts a string, an array of strings or null. Any other
-// JSON type is a *json.UnmarshalTypeError, which the HTTP layer answers
-// with invalid_json as for every other field of the wrong type.
-func (l *AddressList) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return &json.UnmarshalTypeError{Value: "empty", Type: reflect.TypeFor[AddressList]()}
-	}
-	switch data[0] {
-	case 'n':
-		*l = nil
-		return nil
-	case '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*l = AddressList{s}
-		return nil
-	case '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(data, &items); err != nil {
-			return err
-		}
-		list := make(AddressList, 0, len(items))
-		for _, item := range items {
-			if len(item) == 0 || item[0] != '"' {
-				return &json.UnmarshalTypeError{Value: jsonKind(item), Type: reflect.TypeFor[string]()}
-			}
-			var s string
-			if err := json.Unmarshal(item, &s); err != nil {
-				return err
-			}
-			list = append(list, s)
-		}
-		*l = list
-		return nil
-	}
-	return &json.UnmarshalTypeError{Value: jsonKind(data), Type: reflect.TypeFor[AddressList]()}
-}
-
-// jsonKind names the JSON type of a value the way encoding/json does in
-// its type errors.
-func jsonKind(data []byte) string {
-	if len(data) == 0 {
-		return "empty"
-	}
-	switch data[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "bool"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
-
-// Validate checks the request against every rule of API.md §3 and returns
+// Validate checks the request against every rule of docs/api.md "Sending" and returns
 // the Message it describes, without ID and AccountID, which the service
-// assigns. headerIdempotencyKey is the Idempotency-Key header ("" when
-// absent). All problems are reported together in one validation *Error.
-func (r *SendRequest) Validate(now time.Time, headerIdempotencyKey string) (*Message, error) {
+// assigns. idempotencyHeader holds the Idempotency-Key header's values, one
+// per field line (none when absent). All problems are reported together in
+// one validation *Error.
+func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string) (*Message, error) {
 	var v Validator
 	usesTemplate := r.Template != nil
 
@@ -182,7 +115,7 @@ func (r *SendRequest) Validate(now time.Time, headerIdempotencyKey string) (*Mes
 
 	validateBody(&v, r, m)
 
-	if usesTemplate || r.Variables != nil {
+	if usesTemplate || r.Variables.present() {
 		v.Add("template", "templates arrive in a later release; send html and/or text instead of template and variables")
 	}
 
@@ -201,7 +134,7 @@ func (r *SendRequest) Validate(now time.Time, headerIdempotencyKey string) (*Mes
 		}
 	}
 
-	m.IdempotencyKey = resolveIdempotencyKey(&v, r.IdempotencyKey, headerIdempotencyKey)
+	m.IdempotencyKey = resolveIdempotencyKey(&v, r.IdempotencyKey, idempotencyHeader)
 
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -323,17 +256,32 @@ func validateBody(v *Validator, r *SendRequest, m *Message) {
 		v.Add("html", "html or text is required (or both); with html alone a text part is generated from it")
 		return
 	}
-	// RFC 5321 §4.5.2 and RFC 5322 §2.3: NUL has no place in a message.
-	if strings.IndexByte(r.HTML, 0) >= 0 {
-		v.Add("html", "must not contain NUL characters")
-	}
-	if strings.IndexByte(r.Text, 0) >= 0 {
-		v.Add("text", "must not contain NUL characters")
+	ok := checkBodyPart(v, "html", r.HTML)
+	ok = checkBodyPart(v, "text", r.Text) && ok
+	if !ok {
+		// Not rendered: turning megabytes of refused HTML into text
+		// would be work for nothing.
+		return
 	}
 	m.HTML, m.Text = r.HTML, r.Text
 	if m.Text == "" {
 		m.Text = HTMLToText(r.HTML)
 	}
+}
+
+// checkBodyPart applies the size limit of docs/api.md "Limits" to html or text, and
+// refuses NUL, which has no place in a message (RFC 5321 §4.5.2, RFC 5322
+// §2.3).
+func checkBodyPart(v *Validator, field, s string) bool {
+	if len(s) > MaxBodyPartBytes {
+		v.Add(field, "has %d octets; at most %d (5 MiB) are allowed", len(s), MaxBodyPartBytes)
+		return false
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		v.Add(field, "must not contain NUL characters")
+		return false
+	}
+	return true
 }
 
 // HTMLToText renders HTML as the plain-text alternative of a message:

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mailroom/mailroom"
 )
 
@@ -41,19 +44,26 @@ func sendRequest(t *testing.T, fields map[string]any) *mailroom.SendRequest {
 		t.Fatal(err)
 	}
 	var r mailroom.SendRequest
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&r); err != nil {
+	if err := strictUnmarshal(raw, &r); err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
 	return &r
+}
+
+// strictUnmarshal decodes by the rules of the HTTP layer's decodeJSON.
+func strictUnmarshal(raw []byte, dst any) error {
+	return jsonv2.Unmarshal(raw, dst, jsonv2.RejectUnknownMembers(true))
 }
 
 // validateSend validates the request and returns the message or the
 // validation details.
 func validateSend(t *testing.T, r *mailroom.SendRequest, header string) (*mailroom.Message, []mailroom.FieldError) {
 	t.Helper()
-	m, err := r.Validate(sendNow, header)
+	var values []string
+	if header != "" {
+		values = []string{header}
+	}
+	m, err := r.Validate(sendNow, values)
 	if err == nil {
 		if m == nil {
 			t.Fatal("Validate returned neither a message nor an error")
@@ -360,7 +370,7 @@ func TestSendValidateReportsEveryProblem(t *testing.T) {
 		refusal{"subject", -1, "line breaks"},
 		refusal{"category", -1, "must be"},
 		refusal{"html", -1, "html or text is required"},
-		refusal{"headers", -1, `"Bcc": is set by Mailroom`},
+		refusal{"headers", -1, `"Bcc": cannot be given here: use the bcc field`},
 		refusal{"headers", -1, `"X-Ok": the value must not contain line breaks`},
 		refusal{"attachments", 0, "filename is required"},
 		refusal{"attachments", 0, "content is not valid base64"},
@@ -368,7 +378,7 @@ func TestSendValidateReportsEveryProblem(t *testing.T) {
 		refusal{"scheduledAt", -1, "later release"},
 		refusal{"idempotencyKey", -1, "printable ASCII"},
 	)
-	_, err := r.Validate(sendNow, "")
+	_, err := r.Validate(sendNow, nil)
 	if msg := err.(*mailroom.Error).Message; !strings.HasPrefix(msg, "from: ") || !strings.Contains(msg, "(and 13 more)") {
 		t.Errorf("Message = %q", msg)
 	}
@@ -387,7 +397,7 @@ func TestSendAddressListJSON(t *testing.T) {
 		{`""`, []string{""}},
 	} {
 		var l mailroom.AddressList
-		if err := json.Unmarshal([]byte(tc.in), &l); err != nil {
+		if err := strictUnmarshal([]byte(tc.in), &l); err != nil {
 			t.Errorf("Unmarshal(%s): %v", tc.in, err)
 			continue
 		}
@@ -397,34 +407,83 @@ func TestSendAddressListJSON(t *testing.T) {
 	}
 }
 
+// A value of the wrong JSON type is a *json.SemanticError pointing at it,
+// with the kind that was found: the HTTP layer names both.
 func TestSendAddressListWrongType(t *testing.T) {
-	for _, body := range []string{
-		`{"to": 42}`,
-		`{"to": true}`,
-		`{"to": {"address": "a@example.com"}}`,
-		`{"to": ["a@example.com", 7]}`,
-		`{"to": [["a@example.com"]]}`,
-		`{"cc": [null, {}]}`,
-		`{"replyTo": false}`,
+	for _, tc := range []struct {
+		body    string
+		pointer jsontext.Pointer
+		kind    jsontext.Kind
+	}{
+		{`{"to": 42}`, "/to", '0'},
+		{`{"to": true}`, "/to", 't'},
+		{`{"to": {"address": "a@example.com"}}`, "/to", '{'},
+		{`{"to": ["a@example.com", 7]}`, "/to/1", '0'},
+		{`{"to": [["a@example.com"]]}`, "/to/0", '['},
+		{`{"cc": [null, {}]}`, "/cc/0", 'n'},
+		{`{"replyTo": false}`, "/replyTo", 'f'},
 	} {
 		var r mailroom.SendRequest
-		err := json.Unmarshal([]byte(body), &r)
-		var typeErr *json.UnmarshalTypeError
+		err := strictUnmarshal([]byte(tc.body), &r)
+		var typeErr *jsonv2.SemanticError
 		if !errors.As(err, &typeErr) {
-			t.Errorf("Unmarshal(%s) error %v (%T), want *json.UnmarshalTypeError", body, err, err)
+			t.Errorf("Unmarshal(%s) error %v (%T), want *json.SemanticError", tc.body, err, err)
 			continue
 		}
-		if field := strings.SplitN(strings.Trim(body, "{ "), `"`, 3)[1]; typeErr.Field != field {
-			t.Errorf("Unmarshal(%s): UnmarshalTypeError.Field = %q, want %q", body, typeErr.Field, field)
+		if typeErr.JSONPointer != tc.pointer || typeErr.JSONKind != tc.kind {
+			t.Errorf("Unmarshal(%s): error at %q of kind %v, want %q and %v", tc.body, typeErr.JSONPointer, typeErr.JSONKind, tc.pointer, tc.kind)
 		}
 	}
 }
 
 func TestSendRequestUnknownField(t *testing.T) {
-	d := json.NewDecoder(strings.NewReader(`{"from": "a@acme.example", "attachments": [{"filename": "a", "content": "QQ==", "contnetType": "x"}]}`))
-	d.DisallowUnknownFields()
 	var r mailroom.SendRequest
-	if err := d.Decode(&r); err == nil || !strings.Contains(err.Error(), "contnetType") {
-		t.Errorf("Decode with a misspelt attachment field: %v, want an unknown-field error", err)
+	err := strictUnmarshal([]byte(`{"from": "a@acme.example", "attachments": [{"filename": "a", "content": "QQ==", "contnetType": "x"}]}`), &r)
+	var unknown *jsonv2.SemanticError
+	if !errors.As(err, &unknown) || !errors.Is(err, jsonv2.ErrUnknownName) || unknown.JSONPointer != "/attachments/0/contnetType" {
+		t.Errorf("Decode with a misspelt attachment field: %v, want an unknown-name error at /attachments/0/contnetType", err)
+	}
+}
+
+// html and text are 5 MiB each at most (docs/api.md "Limits").
+func TestSendBodyPartLimit(t *testing.T) {
+	limit := mailroom.MaxBodyPartBytes
+	r := sendRequest(t, map[string]any{"html": "<p>" + strings.Repeat("a", limit-3), "text": strings.Repeat("a", limit)})
+	if _, details := validateSend(t, r, ""); details != nil {
+		t.Fatalf("5 MiB each refused:%s", formatDetails(details))
+	}
+	r = sendRequest(t, map[string]any{"html": strings.Repeat("a", limit+1), "text": strings.Repeat("a", limit+1)})
+	checkRefused(t, r, "",
+		refusal{"html", -1, "has 5242881 octets; at most 5242880 (5 MiB)"},
+		refusal{"text", -1, "has 5242881 octets; at most 5242880 (5 MiB)"})
+}
+
+// Numbers in variables keep every digit: they are kept as the JSON text
+// they were sent as, not as float64, and a change in a digit past float64
+// precision is another request for the idempotency digest.
+func TestSendVariablesKeepNumbers(t *testing.T) {
+	const vars = `{"big": 12345678901234567890, "tenth": 0.1, "exp": 1e400, "nested": {"n": -0.000000000000000000001}}`
+	var r mailroom.SendRequest
+	if err := strictUnmarshal([]byte(`{"variables": `+vars+`}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"big":12345678901234567890,"tenth":0.1,"exp":1e400,"nested":{"n":-0.000000000000000000001}}`
+	v2, err := jsonv2.Marshal(r.Variables)
+	if err != nil || string(v2) != want {
+		t.Errorf("json/v2 encodes %s (%v), want %s", v2, err, want)
+	}
+	v1, err := json.Marshal(r.Variables)
+	if err != nil || string(v1) != want {
+		t.Errorf("encoding/json encodes %s (%v), want %s", v1, err, want)
+	}
+	other := decodeSend(t, `{"variables": {"big": 12345678901234567891, "tenth": 0.1, "exp": 1e400, "nested": {"n": -0.000000000000000000001}}}`)
+	if bytes.Equal(r.Digest(), other.Digest()) {
+		t.Error("variables differing in the 20th digit have one digest")
+	}
+	for _, body := range []string{`{"variables": []}`, `{"variables": "x"}`, `{"variables": 1}`} {
+		var r mailroom.SendRequest
+		if err := strictUnmarshal([]byte(body), &r); err == nil {
+			t.Errorf("%s accepted; variables must be an object", body)
+		}
 	}
 }

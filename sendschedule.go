@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Bounds of scheduledAt (API.md §3).
+// Bounds of scheduledAt (docs/api.md "Sending").
 const (
 	// ScheduleGrace is how far in the past a scheduledAt may be and still
 	// count as now: the client's clock and the request's travel time.

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of tags (API.md §3).
+// Limits of tags (docs/api.md "Sending").
 const (
 	MaxTags           = 10
 	maxTagKeyLength   = 64

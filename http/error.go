@@ -9,7 +9,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// statusOf maps each error code of API.md §2 to its HTTP status. It is the
+// statusOf maps each error code of docs/api.md "Errors" to its HTTP status. It is the
 // only place that does; handlers return errors and never pick statuses.
 var statusOf = map[string]int{
 	mailroom.ECodeInvalidJSON:          http.StatusBadRequest,
@@ -31,7 +31,7 @@ var statusOf = map[string]int{
 	mailroom.ECodeInternal:             http.StatusInternalServerError,
 }
 
-// errorBody is the error response of API.md §2.
+// errorBody is the error response of docs/api.md "Errors".
 type errorBody struct {
 	Error   string                `json:"error"`
 	Message string                `json:"message"`
@@ -51,7 +51,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status, e = http.StatusInternalServerError, &mailroom.Error{Code: mailroom.ECodeInternal, Cause: err}
 	}
-	body := errorBody{Error: e.Code, Message: e.Message, Details: e.Details}
+	body := errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
 	switch {
 	case status == http.StatusInternalServerError:
 		body.Message = "An internal error occurred. Quote request id " + info.requestID + " when reporting it."
@@ -67,10 +67,47 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(e.RetryAfter.Seconds()+0.999))))
 	}
 	if status == http.StatusRequestEntityTooLarge {
-		// The rest of the body is not read: end the connection after this
-		// answer instead of draining up to 16 MiB more.
-		w.Header().Set("Connection", "close")
+		// The rest of the body is not used: end an HTTP/1.x connection
+		// after this answer, once the linger below is over.
+		closeAfterAnswer(w, r)
+		readAfterAnswer(w, r)
 	}
 	info.errorCode = e.Code
 	writeJSON(w, status, body)
+	switch {
+	case status == http.StatusRequestEntityTooLarge:
+		lingerAfterAnswer(w, r, lingerTooLarge)
+	case status == http.StatusTooManyRequests && r.ProtoMajor == 2:
+		// Over HTTP/1.1 the 429 closes the connection before a body is
+		// sent to it (the client waits for 100-continue or is cut off).
+		lingerAfterAnswer(w, r, lingerRateLimited)
+	}
+}
+
+// An error body stays small whatever produced it: messages quote only
+// excerpts of what the client sent (mailroom.Excerpt), and these bounds
+// are the backstop for any message that did not.
+const (
+	maxMessageBytes = 1024
+	maxDetailBytes  = 512
+)
+
+// boundDetails returns details with every message and field cut to the
+// bounds, copying only when one is cut.
+func boundDetails(details []mailroom.FieldError) []mailroom.FieldError {
+	var out []mailroom.FieldError
+	for i, d := range details {
+		field, msg := mailroom.Excerpt(d.Field, mailroom.MaxFieldName), mailroom.Excerpt(d.Message, maxDetailBytes)
+		if field == d.Field && msg == d.Message {
+			continue
+		}
+		if out == nil {
+			out = append([]mailroom.FieldError(nil), details...)
+		}
+		out[i].Field, out[i].Message = field, msg
+	}
+	if out == nil {
+		return details
+	}
+	return out
 }

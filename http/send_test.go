@@ -183,12 +183,17 @@ func TestSendRefusesBadInput(t *testing.T) {
 		"CRLF in subject":      {func(m map[string]any) { m["subject"] = "Hi\r\nBcc: victim@example.com" }, "subject"},
 		"CRLF in header value": {func(m map[string]any) { m["headers"] = map[string]string{"X-Ref": "1\r\nBcc: v@example.com"} }, "headers"},
 		"reserved header":      {func(m map[string]any) { m["headers"] = map[string]string{"Bcc": "v@example.com"} }, "headers"},
-		"LF in display name":   {func(m map[string]any) { m["to"] = "\"Ann\nBcc: v@x.com\" <ann@example.net>" }, "to"},
-		"no recipient":         {func(m map[string]any) { delete(m, "to") }, "to"},
-		"bad address":          {func(m map[string]any) { m["to"] = []string{"ann@example.net", "not-an-address"} }, "to"},
-		"duplicate recipient":  {func(m map[string]any) { m["cc"] = "ANN@example.net" }, "cc"},
-		"no body":              {func(m map[string]any) { delete(m, "text") }, "html"},
-		"bad category":         {func(m map[string]any) { m["category"] = "newsletter" }, "category"},
+		"trusted header": {func(m map[string]any) {
+			m["headers"] = map[string]string{"authentication-results": "mx.example.net; dkim=pass"}
+		}, "headers"},
+		"ARC header":          {func(m map[string]any) { m["headers"] = map[string]string{"ARC-Seal": "i=1; cv=none"} }, "headers"},
+		"Resent header":       {func(m map[string]any) { m["headers"] = map[string]string{"RESENT-FROM": "ceo@shop.example"} }, "headers"},
+		"LF in display name":  {func(m map[string]any) { m["to"] = "\"Ann\nBcc: v@x.com\" <ann@example.net>" }, "to"},
+		"no recipient":        {func(m map[string]any) { delete(m, "to") }, "to"},
+		"bad address":         {func(m map[string]any) { m["to"] = []string{"ann@example.net", "not-an-address"} }, "to"},
+		"duplicate recipient": {func(m map[string]any) { m["cc"] = "ANN@example.net" }, "cc"},
+		"no body":             {func(m map[string]any) { delete(m, "text") }, "html"},
+		"bad category":        {func(m map[string]any) { m["category"] = "newsletter" }, "category"},
 		"bad base64": {func(m map[string]any) {
 			m["attachments"] = []map[string]string{{"filename": "a.txt", "content": "!!!"}}
 		}, "attachments"},
