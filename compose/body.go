@@ -30,7 +30,7 @@ func bodyTree(m *mailroom.Message) (*part, error) {
 	}
 	text := m.Text
 	if text == "" {
-		// The API fills Text at accept time (API.md §3); this covers a
+		// The API fills Text at accept time (docs/api.md "Sending"); this covers a
 		// message that reached the worker without it, so that a reader
 		// who will not render HTML still gets words.
 		text = html2text.HTML2TextWithOptions(m.HTML,
@@ -89,7 +89,9 @@ func textPart(mediaType, text string) *part {
 // multipart gives its parts a boundary chosen here rather than by
 // go-message, which would re-set Content-Type and move it to the top of
 // the header. "=_" cannot occur in quoted-printable or base64 output, so
-// the boundary cannot collide with content (RFC 2046 §5.1.1).
+// the boundary cannot collide with such content (RFC 2046 §5.1.1); a
+// message/* attachment, sent unencoded, could hold it only by guessing
+// the 128 random bits after it, drawn anew for each message.
 func multipart(mediaType string, params map[string]string, parts ...*part) *part {
 	p := map[string]string{"boundary": "=_" + rand.Text()}
 	for k, v := range params {

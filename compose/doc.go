@@ -1,8 +1,8 @@
 // Package compose renders an accepted message as the signed RFC 5322 bytes
 // that are sent and stored.
 //
-// DESIGN.md §2: the delivery worker composes and DKIM-signs a message once
+// docs/design.md "How a message travels": the delivery worker composes and DKIM-signs a message once
 // and stores the bytes; retries send exactly those bytes, so the Message-ID,
 // the Date and the signature never change between attempts, and the email
-// log's raw view (API.md §6) shows what receivers got.
+// log's raw view (docs/api.md "The email log") shows what receivers got.
 package compose

@@ -2,7 +2,6 @@ package compose
 
 import (
 	"fmt"
-	"mime"
 	"strings"
 
 	"github.com/mailroom/mailroom"
@@ -10,7 +9,7 @@ import (
 
 // ownHeaders are the fields the composer writes itself (or, for Bcc,
 // never writes) and that a client's extra header must not duplicate or
-// override. The API refuses them at accept time (API.md §3); refusing
+// override. The API refuses them at accept time (docs/api.md "Sending"); refusing
 // here as well keeps a message that slipped past from going out with two
 // Froms or a Bcc field. Reply-To is here too: it comes from replyTo.
 var ownHeaders = map[string]bool{
@@ -37,9 +36,10 @@ func extraFields(hs []mailroom.Header) (fields, error) {
 		if strings.ContainsAny(h.Value, "\r\n") {
 			return nil, fmt.Errorf("compose: header %s: value contains CR or LF", h.Name)
 		}
-		// RFC 2047 §5(1): non-ASCII becomes encoded-words; ASCII values,
-		// structured ones included, pass unchanged.
-		fs.add(h.Name, mime.QEncoding.Encode("utf-8", h.Value))
+		// RFC 2047 §5(1): non-ASCII becomes encoded-words, and so does
+		// text that looks like one; other ASCII values, structured ones
+		// included, pass unchanged.
+		fs.add(h.Name, encodeText(h.Value))
 	}
 	return fs, nil
 }

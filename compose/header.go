@@ -48,9 +48,10 @@ func (c Composer) headerFields(m *mailroom.Message, content fields) (fields, err
 		return nil, fmt.Errorf("compose: subject contains CR or LF")
 	}
 	// RFC 2047 §5(1): non-ASCII in an unstructured field travels as
-	// encoded-words; ASCII is left as it is. The words are at most 75
-	// characters and space-separated, so a long subject folds.
-	fs.add("Subject", mime.QEncoding.Encode("utf-8", m.Subject))
+	// encoded-words, and so does text that looks like one; other ASCII is
+	// left as it is. The words are at most 75 characters and
+	// space-separated, so a long subject folds.
+	fs.add("Subject", encodeText(m.Subject))
 	// UTC, so that the Date does not tell receivers the server's zone.
 	fs.add("Date", c.now().UTC().Format(dateLayout))
 	if m.MessageIDHeader == "" || strings.ContainsAny(m.MessageIDHeader, "<> \t\r\n") {
@@ -94,9 +95,14 @@ func addressList(name string, addrs []mailroom.Address) (string, error) {
 }
 
 // displayName writes a display name as RFC 5322 §3.2.5 phrase: a quoted
-// string for ASCII (backslash-escaping '"' and '\'), an RFC 2047 encoded
-// word otherwise.
+// string for ASCII (backslash-escaping '"' and '\'), RFC 2047
+// encoded-words otherwise. ASCII that looks like an encoded-word is
+// encoded as well: many readers decode encoded-words even inside a quoted
+// string, which RFC 2047 §5(3) forbids them to.
 func displayName(n string) string {
+	if looksEncoded(n) {
+		return encodeWords(n)
+	}
 	for i := 0; i < len(n); i++ {
 		if n[i] >= utf8.RuneSelf {
 			// Q-encoding leaves specials such as ',' as they are, which a
@@ -116,7 +122,7 @@ func displayName(n string) string {
 // by a DKIM signature (sign.go signs them).
 //
 // The URL names the message, not a recipient: the bytes are composed once
-// for all of a message's recipients (DESIGN.md §2), so whatever handles the
+// for all of a message's recipients (docs/design.md "How a message travels"), so whatever handles the
 // POST decides which of them it unsubscribes.
 func (c Composer) unsubscribeFields(m *mailroom.Message) (fields, error) {
 	if c.Hostname == "" || strings.ContainsAny(c.Hostname, "/<> \t\r\n") {

@@ -142,6 +142,9 @@ func TestRefusesHeaderInjection(t *testing.T) {
 		"CRLF in content id": func(m *mailroom.Message) {
 			m.Attachments = []mailroom.Attachment{{Filename: "a.png", ContentID: "a\r\nX: y", Content: []byte("x")}}
 		},
+		"encoded-word in content id": func(m *mailroom.Message) {
+			m.Attachments = []mailroom.Attachment{{Filename: "a.png", ContentID: "=?utf-8?q?a=0D=0AX:_y?=", Content: []byte("x")}}
+		},
 		"no Message-ID": func(m *mailroom.Message) { m.MessageIDHeader = "" },
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -43,7 +43,7 @@ func (s *countingStore) MessageForDelivery(ctx context.Context, id string) (*mai
 	return s.MessageStore.MessageForDelivery(ctx, id)
 }
 
-// TestMessageToThreeDomainsIsComposedOnce proves DESIGN.md §2's "compose
+// TestMessageToThreeDomainsIsComposedOnce proves docs/design.md "How a message travels"'s "compose
 // and sign in the worker, once": a message to recipients at three domains
 // is read, composed and RSA-signed once, and the three receivers get the
 // same bytes with one DKIM-Signature that verifies against the published

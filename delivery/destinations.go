@@ -7,7 +7,7 @@ import (
 
 // destinations counts the deliveries in flight per recipient domain, so
 // that claims can skip a domain whose receiver is slow instead of filling
-// every message slot with mail that waits for it (DESIGN.md §3: one slow
+// every message slot with mail that waits for it (docs/design.md "How mail is delivered": one slow
 // receiver never stalls others).
 type destinations struct {
 	mu       sync.Mutex

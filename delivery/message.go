@@ -9,7 +9,7 @@ import (
 )
 
 // deliverMessage delivers one claimed message: signed once, then one
-// transaction per recipient domain, side by side (DESIGN.md §3). Each
+// transaction per recipient domain, side by side (docs/design.md "How mail is delivered"). Each
 // domain's outcome is recorded as soon as its exchange ends (the store
 // shares the commit with its neighbours), so that a crash repeats only the
 // exchanges it interrupted.

@@ -12,7 +12,7 @@ import (
 // and DKIM-signs it and stores the bytes (the first stored bytes win, if
 // two nodes race), and every later attempt, and the log's raw view, use the
 // stored bytes, so that the Message-ID and signature never change
-// (DESIGN.md §2).
+// (docs/design.md "How a message travels").
 type Signer struct {
 	Store    mailroom.MessageStore
 	Domains  *mailroom.Domains
