@@ -6,7 +6,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// domainJSON is a domain as the API shows it (API.md §9).
+// domainJSON is a domain as the API shows it (docs/api.md "Domains").
 type domainJSON struct {
 	Name          string                `json:"name"`
 	Status        mailroom.DomainStatus `json:"status"`
@@ -50,7 +50,7 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request) {
 
 // listDomains: GET /v1/domains.
 func (s *Server) listDomains(w http.ResponseWriter, r *http.Request) {
-	page, err := pageParams(r)
+	page, err := pageParams(r, scopeDomains)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -64,7 +64,7 @@ func (s *Server) listDomains(w http.ResponseWriter, r *http.Request) {
 	for i, d := range domains {
 		out[i] = toDomainJSON(d)
 	}
-	writeJSON(w, http.StatusOK, newList(out, next))
+	writeJSON(w, http.StatusOK, newList(out, scopeDomains, next))
 }
 
 // getDomain: GET /v1/domains/{domain}.

@@ -7,34 +7,67 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// listBody is the shape of every list (API.md conventions).
+// listBody is the shape of every list (docs/api.md "Conventions").
 type listBody[T any] struct {
 	Data       []T     `json:"data"`
 	NextCursor *string `json:"nextCursor"`
 }
 
-func newList[T any](data []T, next string) listBody[T] {
+// newList answers a page; next is the store's cursor, handed out bound to
+// scope (mailroom.BindCursor).
+func newList[T any](data []T, scope, next string) listBody[T] {
 	b := listBody[T]{Data: data}
 	if b.Data == nil {
 		b.Data = []T{}
 	}
 	if next != "" {
-		b.NextCursor = &next
+		bound := mailroom.BindCursor(scope, next)
+		b.NextCursor = &bound
 	}
 	return b
 }
 
-// pageParams reads ?limit= (1..100, default 20) and ?cursor=.
-func pageParams(r *http.Request) (mailroom.Page, error) {
-	p := mailroom.Page{Limit: mailroom.DefaultPageLimit, Cursor: r.URL.Query().Get("cursor")}
+// Scopes of the lists without filters; the log's is its filter's.
+const (
+	scopeAPIKeys      = "api-keys"
+	scopeDomains      = "domains"
+	scopeSuppressions = "suppressions"
+)
+
+// pageParams reads ?limit= (1..100, default 20) and ?cursor=, which must
+// be a cursor that newList handed out under the same scope.
+func pageParams(r *http.Request, scope string) (mailroom.Page, error) {
+	var v mailroom.Validator
+	p := mailroom.Page{Limit: mailroom.DefaultPageLimit}
+	if err := onceEach(r, "limit", "cursor"); err != nil {
+		return p, err
+	}
+	cursor, err := mailroom.OpenCursor(scope, r.URL.Query().Get("cursor"))
+	if err != nil {
+		return p, err
+	}
+	p.Cursor = cursor
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > mailroom.MaxPageLimit {
-			var v mailroom.Validator
 			v.Add("limit", "must be a whole number from 1 to 100")
 			return p, v.Err()
 		}
 		p.Limit = n
 	}
 	return p, nil
+}
+
+// onceEach refuses a query parameter given more than once among names:
+// "?status=a&status=b" has no one meaning, and taking the first value
+// would make a proxy that takes the last see another request.
+func onceEach(r *http.Request, names ...string) error {
+	var v mailroom.Validator
+	q := r.URL.Query()
+	for _, name := range names {
+		if n := len(q[name]); n > 1 {
+			v.Add(name, "is given %d times; give it once", n)
+		}
+	}
+	return v.Err()
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// messageJSON is a message of the email log (API.md §6).
+// messageJSON is a message of the email log (docs/api.md "The email log").
 type messageJSON struct {
 	ID             string            `json:"id"`
 	Status         string            `json:"status"`
@@ -113,14 +113,14 @@ func optString(s string) *string {
 	return &s
 }
 
-// listMessages: GET /v1/messages with the filters of API.md §6.
+// listMessages: GET /v1/messages with the filters of docs/api.md "The email log".
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
-	page, err := pageParams(r)
+	f, err := messageFilter(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	f, err := messageFilter(r)
+	page, err := pageParams(r, f.CursorScope())
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -134,11 +134,14 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	for i, m := range msgs {
 		out[i] = toMessageJSON(m, nil)
 	}
-	writeJSON(w, http.StatusOK, newList(out, next))
+	writeJSON(w, http.StatusOK, newList(out, f.CursorScope(), next))
 }
 
 // messageFilter reads and checks the log's query parameters.
 func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
+	if err := onceEach(r, "status", "category", "to", "from", "since", "until"); err != nil {
+		return mailroom.MessageFilter{}, err
+	}
 	q := r.URL.Query()
 	var v mailroom.Validator
 	f := mailroom.MessageFilter{Status: mailroom.MessageStatus(q.Get("status")), Category: mailroom.Category(q.Get("category"))}
@@ -161,13 +164,7 @@ func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
 			*p.dst = a.Address
 		}
 	}
-	if tag := q.Get("tag"); tag != "" {
-		k, val, ok := strings.Cut(tag, ":")
-		if !ok || k == "" {
-			v.Add("tag", "use tag=key:value")
-		}
-		f.TagKey, f.TagValue = k, val
-	}
+	f.Tags = mailroom.ParseTagFilters(&v, "tag", q["tag"])
 	for _, p := range []struct {
 		name string
 		dst  **time.Time

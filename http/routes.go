@@ -26,6 +26,9 @@ func (s *Server) routes() http.Handler {
 		"GET":  s.authed(mailroom.ScopeKeys, s.listAPIKeys),
 		"POST": s.authed(mailroom.ScopeKeys, s.createAPIKey),
 	})
+	// More specific than {keyId} (key ids are 16 characters), and open to
+	// any scope: a client learns what its key may do.
+	handle("/v1/api-keys/current", methods{"GET": s.authed(mailroom.ScopeAny, s.currentAPIKey)})
 	handle("/v1/api-keys/{keyId}", methods{
 		"GET":    s.authed(mailroom.ScopeKeys, s.getAPIKey),
 		"DELETE": s.authed(mailroom.ScopeKeys, s.revokeAPIKey),
@@ -57,7 +60,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})
-	return mux
+	return wellFormed(mux)
 }
 
 // route dispatches on the method, answering 405 with Allow for the others.

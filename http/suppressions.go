@@ -44,7 +44,7 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) {
 
 // listSuppressions: GET /v1/suppressions, newest first.
 func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
-	page, err := pageParams(r)
+	page, err := pageParams(r, scopeSuppressions)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -58,7 +58,7 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 	for i, x := range list {
 		out[i] = toSuppressionJSON(x)
 	}
-	writeJSON(w, http.StatusOK, newList(out, next))
+	writeJSON(w, http.StatusOK, newList(out, scopeSuppressions, next))
 }
 
 // getSuppression: GET /v1/suppressions/{address}.

@@ -12,7 +12,7 @@ import (
 
 // AcceptMessage stores m through the group committer: concurrent accepts
 // share one transaction and one fsync, and each is answered after that
-// commit (DESIGN.md §2).
+// commit (docs/design.md "How a message travels").
 func (s *Store) AcceptMessage(ctx context.Context, m *mailroom.Message) (mailroom.AcceptResult, error) {
 	var res mailroom.AcceptResult
 	var reused error

@@ -55,13 +55,15 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p mailroom.Pa
 	return out, next, nil
 }
 
-// RevokeAPIKey marks a key revoked; an already revoked key keeps its time.
-func (s *Store) RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (*mailroom.APIKey, error) {
+// RevokeAPIKey marks a key of accountID revoked; an already revoked key
+// keeps its time. The account is part of the one UPDATE, so a key of
+// another account is never touched, not even between a check and a write.
+func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, at time.Time) (*mailroom.APIKey, error) {
 	k, err := scanAPIKey(s.write.QueryRowContext(ctx,
-		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1
-		 RETURNING `+apiKeyColumns, keyID, micros(at)))
+		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1 AND account_id = $3
+		 RETURNING `+apiKeyColumns, keyID, micros(at), accountID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q.", keyID)
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q in this account.", keyID)
 	}
 	return k, s.wrap(err, "revoke api key")
 }

@@ -283,7 +283,7 @@ func attemptLocks(attempts []*mailroom.Attempt) []string {
 	return ids
 }
 
-// rederiveStatus sets a message's status from its recipients' (API.md §6).
+// rederiveStatus sets a message's status from its recipients' (docs/api.md "The email log").
 func (s *Store) rederiveStatus(ctx context.Context, tx *sql.Tx, messageID string) error {
 	rows, err := s.txQuery(ctx, tx, `SELECT status FROM recipients WHERE message_id = $1`, messageID)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // transaction's latency low.
 const maxBatch = 128
 
-// Bounds of a write under a failing or overloaded database (API.md §11
+// Bounds of a write under a failing or overloaded database (docs/api.md "Limits"
 // "Staying up"): a job waits at most commitWait for its turn (it is then
 // answered 503 without being run), and a batch's transaction may take at
 // most commitTimeout, so that every caller hears back within seconds.
@@ -47,7 +47,7 @@ type job struct {
 	reply    chan error
 }
 
-// committer turns concurrent writes into few transactions (DESIGN.md §2).
+// committer turns concurrent writes into few transactions (docs/design.md "How a message travels").
 // Each worker takes whatever jobs are waiting (at least one), runs them in
 // one transaction and answers each after the commit. Nothing waits for a
 // batch to fill: under light load a batch is one job and adds no latency.

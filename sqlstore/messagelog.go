@@ -128,7 +128,8 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 // ListMessages lists an account's messages newest first, filtered, without
 // their content (as Message). Each
 // filter is served by an index that leads with the account: status and
-// from by their own, to through recipients_by_address, tags through
+// from (whatever its case) by their own, to through recipients_by_address,
+// each tag through
 // message_tags_lookup; ids sort by creation time, so paging and since/until
 // ride the primary order.
 func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.MessageFilter, p mailroom.Page) ([]*mailroom.Message, string, error) {
@@ -150,7 +151,9 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 		add("status = ?", string(f.Status))
 	}
 	if f.From != "" {
-		add("from_address = ?", f.From)
+		// As for to below: lower() is the AddressKey, served by
+		// messages_by_from_key (migration 00007).
+		add("lower(from_address) = ?", mailroom.AddressKey(f.From))
 	}
 	if f.Category != "" {
 		add("category = ?", string(f.Category))
@@ -167,8 +170,10 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 		args = append(args, mailroom.AddressKey(f.To))
 		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM recipients WHERE account_id = $1 AND lower(address) = $%d)", len(args)))
 	}
-	if f.TagKey != "" {
-		args = append(args, f.TagKey, f.TagValue)
+	for _, t := range f.Tags {
+		// One lookup per tag, all required: a message holds one value
+		// per key, so each pair narrows the set.
+		args = append(args, t.Key, t.Value)
 		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM message_tags WHERE account_id = $1 AND key = $%d AND value = $%d)", len(args)-1, len(args)))
 	}
 	args = append(args, limit+1)

@@ -214,7 +214,10 @@ func testMessageLog(t *testing.T, s mailroom.Store) {
 		if i == 3 {
 			m.Tags = map[string]string{"kind": "alert"}
 			m.Category = mailroom.CategoryMarketing
-			m.From.Address = "news@shop.example"
+			m.From.Address = "News@Shop.example"
+		}
+		if i == 4 {
+			m.Tags = map[string]string{"kind": "receipt", "order": "42"}
 		}
 		if _, err := s.AcceptMessage(ctx, m); err != nil {
 			t.Fatal(err)
@@ -233,15 +236,18 @@ func testMessageLog(t *testing.T, s mailroom.Store) {
 		f    mailroom.MessageFilter
 		want int
 	}{
-		"all":      {mailroom.MessageFilter{}, 5},
-		"to":       {mailroom.MessageFilter{To: "r0@x.example"}, 3},
-		"to, case": {mailroom.MessageFilter{To: "R0@X.example"}, 3},
-		"from":     {mailroom.MessageFilter{From: "news@shop.example"}, 1},
-		"tag":      {mailroom.MessageFilter{TagKey: "kind", TagValue: "receipt"}, 4},
-		"category": {mailroom.MessageFilter{Category: mailroom.CategoryMarketing}, 1},
-		"status":   {mailroom.MessageFilter{Status: mailroom.MessageQueued}, 5},
-		"none":     {mailroom.MessageFilter{Status: mailroom.MessageDelivered}, 0},
-		"window":   {mailroom.MessageFilter{Since: &since, Until: &until}, 2},
+		"all":                  {mailroom.MessageFilter{}, 5},
+		"to":                   {mailroom.MessageFilter{To: "r0@x.example"}, 3},
+		"to, case":             {mailroom.MessageFilter{To: "R0@X.example"}, 3},
+		"from":                 {mailroom.MessageFilter{From: "News@Shop.example"}, 1},
+		"from, case":           {mailroom.MessageFilter{From: "news@SHOP.EXAMPLE"}, 1},
+		"tag":                  {mailroom.MessageFilter{Tags: []mailroom.TagFilter{{Key: "kind", Value: "receipt"}}}, 4},
+		"tags, all must match": {mailroom.MessageFilter{Tags: []mailroom.TagFilter{{Key: "kind", Value: "receipt"}, {Key: "order", Value: "42"}}}, 1},
+		"tags, one key twice":  {mailroom.MessageFilter{Tags: []mailroom.TagFilter{{Key: "kind", Value: "receipt"}, {Key: "kind", Value: "alert"}}}, 0},
+		"category":             {mailroom.MessageFilter{Category: mailroom.CategoryMarketing}, 1},
+		"status":               {mailroom.MessageFilter{Status: mailroom.MessageQueued}, 5},
+		"none":                 {mailroom.MessageFilter{Status: mailroom.MessageDelivered}, 0},
+		"window":               {mailroom.MessageFilter{Since: &since, Until: &until}, 2},
 	} {
 		if got := count(c.f); got != c.want {
 			t.Errorf("%s: %d messages, want %d", name, got, c.want)

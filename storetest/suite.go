@@ -92,15 +92,23 @@ func testAPIKeys(t *testing.T, s mailroom.Store) {
 	_, err := s.APIKey(ctx, "0000000000000000")
 	wantCode(t, err, mailroom.ECodeNotFound)
 
-	revoked := Try(s.RevokeAPIKey(ctx, k.KeyID, t0.Add(time.Hour))).Must(t)
+	// Another account cannot revoke it: not found, and it stays active.
+	other := NewAccount(t, s, "globex")
+	_, err = s.RevokeAPIKey(ctx, other.ID, k.KeyID, t0.Add(time.Hour))
+	wantCode(t, err, mailroom.ECodeNotFound)
+	if got := Try(s.APIKey(ctx, k.KeyID)).Must(t); got.RevokedAt != nil {
+		t.Fatalf("another account's revoke touched the key: %+v", got)
+	}
+
+	revoked := Try(s.RevokeAPIKey(ctx, acct.ID, k.KeyID, t0.Add(time.Hour))).Must(t)
 	if revoked.RevokedAt == nil || !revoked.RevokedAt.Equal(t0.Add(time.Hour)) || revoked.Status() != mailroom.KeyStatusRevoked {
 		t.Fatalf("revoke: %+v", revoked)
 	}
-	again := Try(s.RevokeAPIKey(ctx, k.KeyID, t0.Add(2*time.Hour))).Must(t)
+	again := Try(s.RevokeAPIKey(ctx, acct.ID, k.KeyID, t0.Add(2*time.Hour))).Must(t)
 	if !again.RevokedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("revoking twice moved revokedAt to %v", again.RevokedAt)
 	}
-	_, err = s.RevokeAPIKey(ctx, "0000000000000000", t0)
+	_, err = s.RevokeAPIKey(ctx, acct.ID, "0000000000000000", t0)
 	wantCode(t, err, mailroom.ECodeNotFound)
 }
 
