@@ -50,8 +50,33 @@ func TestCLIWhileServing(t *testing.T) {
 			t.Fatalf("an unknown scope was accepted: %v %s", err, errOut)
 		}
 
+		// --account is enforced: acme's operator pasting globex's key id
+		// is refused, and globex's key keeps working.
+		globex := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "globex"}, storage...)...))
+		globexID, _, _ := mailroom.ParseAPIKey(globex)
+		globexList := apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: globex}
+		out, errOut, err := cliResult(work, nil, append([]string{"keys", "revoke", "--account", "acme", globexID}, storage...)...)
+		if err == nil || !strings.Contains(errOut, "no key "+globexID+" in account acme") || strings.Contains(out, "revoked") {
+			t.Fatalf("keys revoke --account acme <globex's key>: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+		}
+		if r := s.client.Do(globexList); r.Status != 200 {
+			t.Fatalf("globex's key after acme's refused revoke: %d %s", r.Status, r.Body)
+		}
+		if _, errOut, err := cliResult(work, nil, append([]string{"keys", "revoke", "--account", "initech", globexID}, storage...)...); err == nil || !strings.Contains(errOut, "initech") {
+			t.Fatalf("keys revoke --account of no account: %v %s", err, errOut)
+		}
+		if out := cli(t, work, nil, append([]string{"keys", "revoke", "--account", "globex", globexID}, storage...)...); !strings.Contains(out, "of account globex revoked") {
+			t.Fatalf("keys revoke --account globex: %s", out)
+		}
+		if r := s.client.Do(globexList); r.Code() != mailroom.ECodeAPIKeyRevoked {
+			t.Fatalf("globex's key after its own account's revoke: %d %s", r.Status, r.Body)
+		}
+
+		// Without --account, the key's own account is revoked and named.
 		keyID, _, _ := mailroom.ParseAPIKey(admin)
-		cli(t, work, nil, append([]string{"keys", "revoke", keyID}, storage...)...)
+		if out := cli(t, work, nil, append([]string{"keys", "revoke", keyID}, storage...)...); !strings.Contains(out, "Key "+keyID+" of account acme revoked") {
+			t.Fatalf("keys revoke KEYID: %s", out)
+		}
 		// Same client, same kept-alive connection.
 		if r := s.client.Do(list); r.Status != 401 || r.Code() != mailroom.ECodeAPIKeyRevoked {
 			t.Fatalf("after CLI revocation: %d %s", r.Status, r.Body)

@@ -12,78 +12,90 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-func accountsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"accounts needs a subcommand: create, list or update"}
+// accountsCreate is `mailroom accounts create NAME`.
+func accountsCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
+	var sf storageFlags
+	sf.register(fs)
+	rest, err := c.parse(fs, args, stdout)
+	if err != nil {
+		return err
 	}
-	fs := newFlagSet("accounts "+args[0], stderr)
+	if len(rest) != 1 {
+		return usageError{"accounts create takes one argument, the account's NAME"}
+	}
+	if err := mailroom.ValidateAccountName(rest[0]); err != nil {
+		return err
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		acct, key, err := createAccount(ctx, s, rest[0], time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Account %s created: %s\n", acct.Name, acct.ID)
+		fmt.Fprintf(stdout, "Its first API key holds every scope. It is shown this once; keep it secret:\n%s\n", key)
+		return nil
+	})
+}
+
+// accountsList is `mailroom accounts list`.
+func accountsList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
+	var sf storageFlags
+	sf.register(fs)
+	rest, err := c.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return usageError{fmt.Sprintf("accounts list takes no arguments, got %q", rest)}
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		accts, err := s.ListAccounts(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tRATE\tBURST\tCREATED")
+		for _, a := range accts {
+			rate, burst := describeLimits(a)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, rate, burst, a.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	})
+}
+
+// accountsUpdate is `mailroom accounts update NAME [--rate R] [--burst B]`.
+func accountsUpdate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var sf storageFlags
 	sf.register(fs)
 	var rate float64
 	var burst int
-	if args[0] == "update" {
-		fs.Float64Var(&rate, "rate", 0, fmt.Sprintf("requests per second (default for accounts never set: %g)", mailroom.DefaultRate))
-		fs.IntVar(&burst, "burst", 0, fmt.Sprintf("requests at once (default for accounts never set: %d)", mailroom.DefaultBurst))
-	}
-	rest, err := parseFlags(fs, args[1:])
+	fs.Float64Var(&rate, "rate", 0, fmt.Sprintf("requests per second, fractions allowed (accounts never set follow %g)", mailroom.DefaultRate))
+	fs.IntVar(&burst, "burst", 0, fmt.Sprintf("requests at once (accounts never set follow %d)", mailroom.DefaultBurst))
+	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	switch args[0] {
-	case "create":
-		if len(rest) != 1 {
-			return usageError{"usage: mailroom accounts create NAME"}
-		}
-		if err := mailroom.ValidateAccountName(rest[0]); err != nil {
+	if len(rest) != 1 {
+		return usageError{"accounts update takes one argument, the account's NAME"}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["rate"] && !given["burst"] {
+		return usageError{"accounts update needs --rate, --burst or both"}
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		acct, err := updateAccountLimits(ctx, s, rest[0], rate, given["rate"], burst, given["burst"])
+		if err != nil {
 			return err
 		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			acct, key, err := createAccount(ctx, s, rest[0], time.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "Account %s created: %s\n", acct.Name, acct.ID)
-			fmt.Fprintf(stdout, "Its first API key holds every scope. It is shown this once; keep it secret:\n%s\n", key)
-			return nil
-		})
-	case "list":
-		if len(rest) != 0 {
-			return usageError{"usage: mailroom accounts list"}
-		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			accts, err := s.ListAccounts(ctx)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tRATE\tBURST\tCREATED")
-			for _, a := range accts {
-				rate, burst := describeLimits(a)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, rate, burst, a.CreatedAt.Format(time.RFC3339))
-			}
-			return tw.Flush()
-		})
-	case "update":
-		if len(rest) != 1 {
-			return usageError{"usage: mailroom accounts update NAME [--rate R] [--burst B]"}
-		}
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		if !given["rate"] && !given["burst"] {
-			return usageError{"accounts update needs --rate, --burst or both"}
-		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			acct, err := updateAccountLimits(ctx, s, rest[0], rate, given["rate"], burst, given["burst"])
-			if err != nil {
-				return err
-			}
-			r, b := describeLimits(acct)
-			fmt.Fprintf(stdout, "Account %s (%s): rate %s requests/s, burst %s.\n", acct.Name, acct.ID, r, b)
-			fmt.Fprintln(stdout, "Running nodes apply it within 10 s.")
-			return nil
-		})
-	}
-	return usageError{fmt.Sprintf("unknown subcommand accounts %s", args[0])}
+		r, b := describeLimits(acct)
+		fmt.Fprintf(stdout, "Account %s (%s): rate %s requests/s, burst %s.\n", acct.Name, acct.ID, r, b)
+		fmt.Fprintln(stdout, "Running nodes apply it within 10 s.")
+		return nil
+	})
 }
 
 // createAccount stores a new account and a first key with every scope, and

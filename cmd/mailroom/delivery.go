@@ -13,7 +13,7 @@ import (
 	"github.com/mailroom/mailroom/smtp"
 )
 
-// deliveryFlags are how mail leaves (API.md §13).
+// deliveryFlags are how mail leaves (docs/api.md "Command line").
 type deliveryFlags struct {
 	mode          string
 	relayURL      string
@@ -26,9 +26,9 @@ type deliveryFlags struct {
 }
 
 func (f *deliveryFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.mode, "delivery", "", "how mail leaves: direct, relay or capture (default direct; capture with --dev)")
-	fs.StringVar(&f.relayURL, "relay-url", "", "the smarthost for relay mode: smtp://user:pass@host:port, or smtps:// for implicit TLS")
-	fs.IntVar(&f.smtpPort, "smtp-port", 25, "the port dialled on MX hosts")
+	fs.StringVar(&f.mode, "delivery", "", "how mail leaves: `MODE` is direct, relay or capture (default direct; capture with --dev)")
+	fs.StringVar(&f.relayURL, "relay-url", "", "the smarthost `URL` for relay mode: smtp://user:pass@host:port, or smtps:// for implicit TLS")
+	fs.IntVar(&f.smtpPort, "smtp-port", 25, "the `PORT` dialled on MX hosts")
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")

@@ -23,11 +23,11 @@ type domainFlags struct {
 }
 
 func (f *domainFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dnsServer, "dns-server", "", "the DNS server (HOST:PORT) for MX lookups and domain checks (default: the system's)")
-	fs.StringVar(&f.spfMechanisms, "spf-mechanisms", "", `the SPF mechanisms customers publish to authorise this service's sending hosts (default "a:<hostname>")`)
-	fs.StringVar(&f.mxHost, "mx-host", "", "the host that receives bounces, named in customers' return-path MX (default: --hostname)")
-	fs.StringVar(&f.sendingIPs, "sending-ips", "", "comma-separated IPs mail leaves from, which customers' SPF must authorise (default: the addresses of --hostname)")
-	fs.StringVar(&f.returnPathName, "return-path-label", mailroom.DefaultReturnPathLabel, "the bounce subdomain's label: <label>.<customer domain>")
+	fs.StringVar(&f.dnsServer, "dns-server", "", "the `HOST:PORT` of the DNS server for MX lookups and domain checks (default: the system's)")
+	fs.StringVar(&f.spfMechanisms, "spf-mechanisms", "", "the SPF `MECHANISMS` customers publish to authorise this service's sending hosts (default \"a:<hostname>\")")
+	fs.StringVar(&f.mxHost, "mx-host", "", "the `HOST` that receives bounces, named in customers' return-path MX (default: --hostname)")
+	fs.StringVar(&f.sendingIPs, "sending-ips", "", "comma-separated `IPS` mail leaves from, which customers' SPF must authorise (default: the addresses of --hostname)")
+	fs.StringVar(&f.returnPathName, "return-path-label", mailroom.DefaultReturnPathLabel, "the bounce subdomain's `LABEL`: <label>.<customer domain>")
 }
 
 // service builds the domains service on hostname's defaults.

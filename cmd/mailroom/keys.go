@@ -11,88 +11,137 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-func keysCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{"keys needs a subcommand: create, list or revoke"}
-	}
-	fs := newFlagSet("keys "+args[0], stderr)
+// keysCreate is `mailroom keys create --account NAME --scopes SCOPES`.
+func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var sf storageFlags
 	sf.register(fs)
-	account := fs.String("account", "", "the account's name")
-	scopes := fs.String("scopes", "", "comma-separated scopes: send, domains, templates, webhooks, keys")
-	name := fs.String("name", "cli", "a name that says what the key is for")
-	rest, err := parseFlags(fs, args[1:])
+	account := fs.String("account", "", "the `NAME` of the account the key belongs to (required)")
+	scopes := fs.String("scopes", "", "comma-separated `SCOPES` of send, domains, templates, webhooks, keys (required)")
+	name := fs.String("name", "cli", "a `NAME` that says what the key is for")
+	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	switch args[0] {
-	case "create":
-		if *account == "" || *scopes == "" || len(rest) != 0 {
-			return usageError{"usage: mailroom keys create --account NAME --scopes send,domains [--name N]"}
-		}
-		var v mailroom.Validator
-		mailroom.ValidateKeyName(&v, "--name", *name)
-		ss := mailroom.ParseScopes(&v, "--scopes", strings.Split(*scopes, ","))
-		if err := v.Err(); err != nil {
+	if len(rest) != 0 {
+		return usageError{fmt.Sprintf("keys create takes no arguments, got %q", rest)}
+	}
+	if *account == "" || *scopes == "" {
+		return usageError{"keys create needs --account and --scopes"}
+	}
+	var v mailroom.Validator
+	mailroom.ValidateKeyName(&v, "--name", *name)
+	ss := mailroom.ParseScopes(&v, "--scopes", strings.Split(*scopes, ","))
+	if err := v.Err(); err != nil {
+		return err
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		acct, err := s.AccountByName(ctx, *account)
+		if err != nil {
 			return err
 		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			acct, err := s.AccountByName(ctx, *account)
-			if err != nil {
-				return err
-			}
-			full, key := mailroom.NewAPIKey(acct.ID, *name, ss, time.Now())
-			if err := s.CreateAPIKey(ctx, key); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "Key %s created for %s with scopes %s. It is shown this once; keep it secret:\n%s\n",
-				key.KeyID, acct.Name, key.Scopes, full)
-			return nil
-		})
-	case "list":
-		if *account == "" || len(rest) != 0 {
-			return usageError{"usage: mailroom keys list --account NAME"}
+		full, key := mailroom.NewAPIKey(acct.ID, *name, ss, time.Now())
+		if err := s.CreateAPIKey(ctx, key); err != nil {
+			return err
 		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			acct, err := s.AccountByName(ctx, *account)
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY ID\tNAME\tSCOPES\tSTATUS\tCREATED\tLAST USED")
-			page := mailroom.Page{Limit: mailroom.MaxPageLimit}
-			for {
-				keys, next, err := s.ListAPIKeys(ctx, acct.ID, page)
-				if err != nil {
-					return err
-				}
-				for _, k := range keys {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Name, k.Scopes, k.Status(),
-						k.CreatedAt.Format(time.RFC3339), optTime(k.LastUsedAt))
-				}
-				if next == "" {
-					return tw.Flush()
-				}
-				page.Cursor = next
-			}
-		})
-	case "revoke":
-		if len(rest) != 1 {
-			return usageError{"usage: mailroom keys revoke KEYID"}
-		}
-		if !mailroom.ValidKeyID(rest[0]) {
-			return fmt.Errorf("%q is not a key id (16 characters a-z, 0-9; the part after mailroom_)", rest[0])
-		}
-		return withStore(ctx, sf, func(s mailroom.Store) error {
-			k, err := s.RevokeAPIKey(ctx, rest[0], time.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "Key %s revoked at %s.\n", k.KeyID, k.RevokedAt.Format(time.RFC3339))
-			return nil
-		})
+		fmt.Fprintf(stdout, "Key %s created for %s with scopes %s. It is shown this once; keep it secret:\n%s\n",
+			key.KeyID, acct.Name, key.Scopes, full)
+		return nil
+	})
+}
+
+// keysList is `mailroom keys list --account NAME`.
+func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
+	var sf storageFlags
+	sf.register(fs)
+	account := fs.String("account", "", "the `NAME` of the account whose keys are listed (required)")
+	rest, err := c.parse(fs, args, stdout)
+	if err != nil {
+		return err
 	}
-	return usageError{fmt.Sprintf("unknown subcommand keys %s", args[0])}
+	if len(rest) != 0 {
+		return usageError{fmt.Sprintf("keys list takes no arguments, got %q", rest)}
+	}
+	if *account == "" {
+		return usageError{"keys list needs --account"}
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		acct, err := s.AccountByName(ctx, *account)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY ID\tNAME\tSCOPES\tSTATUS\tCREATED\tLAST USED")
+		page := mailroom.Page{Limit: mailroom.MaxPageLimit}
+		for {
+			keys, next, err := s.ListAPIKeys(ctx, acct.ID, page)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Name, k.Scopes, k.Status(),
+					k.CreatedAt.Format(time.RFC3339), optTime(k.LastUsedAt))
+			}
+			if next == "" {
+				return tw.Flush()
+			}
+			page.Cursor = next
+		}
+	})
+}
+
+// keysRevoke is `mailroom keys revoke KEYID [--account NAME]`.
+//
+// Without --account it revokes whichever account's key KEYID is: the
+// operator holds the database and so every account already, and a key id
+// found in a leak or a log must be revocable at once, without first
+// finding out whose it is. --account is the check an operator asks for
+// when they know: the store revokes only that account's key, so a
+// mistyped or pasted id of another account's key is refused and that key
+// keeps working.
+func keysRevoke(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
+	var sf storageFlags
+	sf.register(fs)
+	account := fs.String("account", "", "revoke only if the key belongs to the account of this `NAME`")
+	rest, err := c.parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return usageError{"keys revoke takes one argument, the KEYID"}
+	}
+	keyID := rest[0]
+	if !mailroom.ValidKeyID(keyID) {
+		return usageError{fmt.Sprintf("%q is not a key id (16 characters a-z, 0-9; the part after mailroom_)", keyID)}
+	}
+	return withStore(ctx, sf, func(s mailroom.Store) error {
+		var acct *mailroom.Account
+		if *account != "" {
+			if acct, err = s.AccountByName(ctx, *account); err != nil {
+				return err
+			}
+		} else {
+			k, err := s.APIKey(ctx, keyID)
+			if mailroom.IsCode(err, mailroom.ECodeNotFound) {
+				return fmt.Errorf("no key %s", keyID)
+			} else if err != nil {
+				return err
+			}
+			if acct, err = s.AccountByID(ctx, k.AccountID); err != nil {
+				return err
+			}
+		}
+		k, err := s.RevokeAPIKey(ctx, acct.ID, keyID, time.Now())
+		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
+			return fmt.Errorf("no key %s in account %s", keyID, acct.Name)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Key %s of account %s revoked at %s.\n", k.KeyID, acct.Name, k.RevokedAt.Format(time.RFC3339))
+		return nil
+	})
 }
 
 func withStore(ctx context.Context, sf storageFlags, fn func(mailroom.Store) error) error {

@@ -20,60 +20,65 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// usageError is a mistake in the command line: exit status 2.
+// usageError is a mistake in the command line: exit status 2, with a
+// pointer to the help of the command it was made in.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-const usage = `Mailroom, a self-hosted transactional email service.
+// isHelpWord: these ask for help in place of a command or subcommand.
+func isHelpWord(s string) bool {
+	switch s {
+	case "help", "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
 
-Usage:
-  mailroom serve [--dev] [flags]              run the service
-  mailroom accounts create NAME               create an account and its first key
-  mailroom accounts list                      list accounts with their request rates
-  mailroom accounts update NAME [--rate R] [--burst B]
-                                              set an account's request rate and burst
-  mailroom keys create --account NAME --scopes send,domains [--name N]
-  mailroom keys list --account NAME
-  mailroom keys revoke KEYID
-  mailroom migrate                            apply storage migrations
-  mailroom version
-
-Every flag has an environment twin: --data-dir is MAILROOM_DATA_DIR, and so on.
-Run "mailroom COMMAND --help" for a command's flags.
-`
-
+// run runs the command line args and returns the exit status: 0, 1 for a
+// failure, 2 for a mistake in the command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		printUsage(stderr)
 		return 2
 	}
+	switch {
+	case args[0] == "help" && len(args) > 1:
+		// `mailroom help keys revoke` is `mailroom keys revoke --help`.
+		return run(ctx, append(args[1:len(args):len(args)], "--help"), stdout, stderr)
+	case isHelpWord(args[0]):
+		printUsage(stdout)
+		return 0
+	case args[0] == "--version":
+		args = append([]string{"version"}, args[1:]...)
+	}
+	c, rest, group := lookup(args)
 	var err error
-	switch args[0] {
-	case "serve":
-		err = serveCommand(ctx, args[1:], stdout, stderr)
-	case "accounts":
-		err = accountsCommand(ctx, args[1:], stdout, stderr)
-	case "keys":
-		err = keysCommand(ctx, args[1:], stdout, stderr)
-	case "migrate":
-		err = migrateCommand(ctx, args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
-	case "help", "--help", "-h":
-		fmt.Fprint(stdout, usage)
+	hint := "mailroom"
+	switch {
+	case c != nil:
+		hint += " " + c.name
+		err = c.run(ctx, c, rest, stdout, stderr)
+	case group != "" && len(rest) > 0 && isHelpWord(rest[0]):
+		printGroupUsage(stdout, group)
+		return 0
+	case group != "":
+		hint += " " + group
+		if len(rest) == 0 {
+			err = usageError{fmt.Sprintf("%s needs a command: %s", group, subcommandNames(group))}
+		} else {
+			err = usageError{fmt.Sprintf("unknown command %q; %s has %s", group+" "+rest[0], group, subcommandNames(group))}
+		}
 	default:
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
 	var ue usageError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelpShown):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "mailroom: %v\n\n%s", err, usage)
+		fmt.Fprintf(stderr, "mailroom: %v\nRun \"%s --help\" for usage.\n", err, hint)
 		return 2
-	case errors.Is(err, errHelpShown):
-		return 0
 	default:
 		fmt.Fprintf(stderr, "mailroom: %v\n", err)
 		return 1

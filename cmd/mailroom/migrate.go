@@ -8,16 +8,16 @@ import (
 
 // migrateCommand applies the migrations storage lacks. serve does the same
 // on start; this command is for operators who migrate before a roll-out.
-func migrateCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+func migrateCommand(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c.name)
 	var sf storageFlags
 	sf.register(fs)
-	rest, err := parseFlags(fs, args)
+	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
-		return usageError{"migrate takes no arguments"}
+		return usageError{fmt.Sprintf("migrate takes no arguments, got %q", rest)}
 	}
 	s, err := sf.open(ctx)
 	if err != nil {

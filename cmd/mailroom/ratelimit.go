@@ -12,7 +12,7 @@ import (
 )
 
 // rateLimitReload is how often serve rereads the accounts' limits: half of
-// the 10 s within which API.md §11 promises that `mailroom accounts
+// the 10 s within which docs/api.md "Limits" promises that `mailroom accounts
 // update` reaches running nodes, so a slow reload still makes it.
 const rateLimitReload = 5 * time.Second
 

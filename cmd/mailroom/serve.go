@@ -24,7 +24,7 @@ import (
 	"github.com/mailroom/mailroom/tlscert"
 )
 
-// serveConfig holds the flags of `mailroom serve` (API.md §13).
+// serveConfig holds the flags of `mailroom serve` (docs/api.md "Command line").
 type serveConfig struct {
 	storageFlags
 	domainFlags
@@ -39,21 +39,29 @@ type serveConfig struct {
 	logFormat     string
 }
 
-func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", stderr)
+// The default HTTPS addresses: every interface in production, loopback
+// only with --dev, whose printed key and self-signed certificate are for
+// the developer's own machine, not for the network it sits on.
+const (
+	defaultListen    = ":8443"
+	defaultDevListen = "127.0.0.1:8443"
+)
+
+func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet(c0.name)
 	var c serveConfig
 	c.storageFlags.register(fs)
 	c.domainFlags.register(fs)
 	c.deliveryFlags.register(fs)
-	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start")
-	fs.StringVar(&c.listen, "listen", ":8443", "HTTPS address")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate file (PEM); without it a self-signed one is made once in the data directory")
-	fs.StringVar(&c.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
-	fs.StringVar(&c.secretKey, "secret-key", "", "base64 of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
-	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "the name used in EHLO and Message-ID fallbacks")
-	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "Prometheus metrics address; empty disables")
-	fs.StringVar(&c.logFormat, "log-format", "", "text or json (default: text with --dev, json otherwise)")
-	rest, err := parseFlags(fs, args)
+	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
+	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `FILE` (PEM) of --tls-cert")
+	fs.StringVar(&c.secretKey, "secret-key", "", "`BASE64` of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
+	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "this host's fully qualified `NAME`: EHLO, Message-ID fallbacks, the self-signed certificate and the default SPF and MX records name it")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "the `HOST:PORT` of Prometheus metrics and pprof; empty disables")
+	fs.StringVar(&c.logFormat, "log-format", "", "the log `FORMAT`, text or json (default: text with --dev, json otherwise)")
+	rest, err := c0.parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -63,11 +71,23 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return usageError{"--tls-cert and --tls-key go together"}
 	}
+	if c.listen == "" {
+		c.listen = defaultListen
+		if c.dev {
+			c.listen = defaultDevListen
+		}
+	}
 	log, err := newLogger(c.logFormat, c.dev, stderr)
 	if err != nil {
 		return err
 	}
 	slog.SetDefault(log)
+	if problem := mailroom.HostnameProblem(c.hostname); problem != "" {
+		// A warning, not a refusal: a laptop running --dev needs no DNS.
+		log.Warn(fmt.Sprintf("--hostname %q %s: EHLO, the default SPF record (a:%s) and the return-path MX name it, and receivers cannot resolve it; "+
+			"pass this host's fully qualified name, such as --hostname mail.example.net (or MAILROOM_HOSTNAME)", c.hostname, problem, c.hostname),
+			"hostname", c.hostname)
+	}
 	return serve(ctx, c, log, stdout)
 }
 
@@ -216,7 +236,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	return err
 }
 
-// drain is the orderly stop after SIGTERM or SIGINT (API.md §11): the
+// drain is the orderly stop after SIGTERM or SIGINT (docs/api.md "Limits"): the
 // listener closes and the requests in flight finish, while delivery (whose
 // context has ended) claims nothing more, hands back what it had not
 // started, and lets the SMTP exchanges in flight finish. Both are bounded

@@ -18,8 +18,8 @@ type storageFlags struct {
 }
 
 func (f *storageFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dataDir, "data-dir", "./mailroom-data", "where SQLite, generated TLS and DKIM material live")
-	fs.StringVar(&f.databaseURL, "database-url", "", "postgres://… for PostgreSQL; empty for SQLite in the data directory")
+	fs.StringVar(&f.dataDir, "data-dir", "./mailroom-data", "the `DIR` where SQLite, the generated TLS certificate and the secret key live")
+	fs.StringVar(&f.databaseURL, "database-url", "", "a PostgreSQL `URL` (postgres://…); empty for SQLite in --data-dir")
 }
 
 // open opens and migrates the configured store.

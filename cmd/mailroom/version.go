@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 )
@@ -18,4 +20,17 @@ func versionString() string {
 		}
 	}
 	return fmt.Sprintf("mailroom %s %s/%s %s", v, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// versionCommand is `mailroom version`.
+func versionCommand(_ context.Context, c *command, args []string, stdout, stderr io.Writer) error {
+	rest, err := c.parse(newFlagSet(c.name), args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageError{fmt.Sprintf("version takes no arguments, got %q", rest)}
+	}
+	fmt.Fprintln(stdout, versionString())
+	return nil
 }

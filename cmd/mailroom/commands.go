@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one command of the binary. Its help (--help, -h, or `mailroom
+// help NAME`) is built from this and from the flags the command itself
+// registers, so that it lists exactly the flags the command reads.
+type command struct {
+	name     string    // the words after "mailroom": "keys revoke"
+	synopsis string    // what follows them: "KEYID [--account NAME]"
+	summary  string    // its line in `mailroom --help`
+	about    string    // the paragraph of its own --help
+	args     []operand // its positional arguments
+	run      func(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error
+}
+
+// operand is a positional argument, named in capitals as in the synopsis.
+type operand struct{ name, about string }
+
+// commands are all the commands, in the order `mailroom --help` lists them.
+// "accounts create" and its siblings form the group "accounts".
+var commands = []*command{
+	{name: "serve", synopsis: "[--dev] [flags]", summary: "run the service",
+		about: "Runs the HTTPS API, delivery and the background work of one node. With --dev: a self-signed\n" +
+			"certificate, an account \"dev\" with a verified sandbox domain, mail captured instead of sent, and the\n" +
+			"HTTPS API on 127.0.0.1:8443 only.",
+		run: serveCommand},
+	{name: "accounts create", synopsis: "NAME", summary: "create an account and its first key",
+		about: "Creates an account and a first API key holding every scope, printed once.",
+		args:  []operand{{"NAME", "the account's name: 1 to 64 characters of a-z, 0-9, _ and -, starting with a letter or digit"}},
+		run:   accountsCreate},
+	{name: "accounts list", summary: "list accounts with their request rates",
+		about: "Lists every account with its request rate and burst (\"(default)\" where it follows the defaults).",
+		run:   accountsList},
+	{name: "accounts update", synopsis: "NAME [--rate R] [--burst B]", summary: "set an account's request rate and burst",
+		about: "Sets an account's request rate, burst or both; the part not given stays as it is.\n" +
+			"Running nodes apply it within 10 s.",
+		args: []operand{{"NAME", "the account's name"}},
+		run:  accountsUpdate},
+	{name: "keys create", synopsis: "--account NAME --scopes SCOPES [--name N]", summary: "create an API key, printed once",
+		about: "Creates an API key of the account with the given scopes. The key is shown this once.",
+		run:   keysCreate},
+	{name: "keys list", synopsis: "--account NAME", summary: "list an account's API keys",
+		about: "Lists the account's API keys, newest first, with their status and last use. Secrets are never shown.",
+		run:   keysList},
+	{name: "keys revoke", synopsis: "KEYID [--account NAME]", summary: "revoke an API key",
+		about: "Revokes an API key: it fails from its next request on, on every node. Without --account any\n" +
+			"account's key is revoked, and the output names its account; with --account, a key of another\n" +
+			"account is refused and stays as it is.",
+		args: []operand{{"KEYID", `the key's id: the 16 characters after "mailroom_" in the key, as "keys list" shows them`}},
+		run:  keysRevoke},
+	{name: "migrate", summary: "apply storage migrations",
+		about: "Applies the storage migrations the database lacks (serve does the same on start), for operators\n" +
+			"who migrate before a roll-out.",
+		run: migrateCommand},
+	{name: "version", summary: "print the version",
+		about: "Prints the version, platform and Go version of this binary.",
+		run:   versionCommand},
+}
+
+// parse parses the command's flags. On --help it prints the command's
+// usage to stdout and returns errHelpShown.
+func (c *command) parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	rest, err := parseFlags(fs, args)
+	if err == flag.ErrHelp {
+		c.printHelp(stdout, fs)
+		return nil, errHelpShown
+	}
+	return rest, err
+}
+
+// printHelp writes the command's usage: synopsis, what it does, its
+// arguments, and the flags it reads.
+func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
+	line := "mailroom " + c.name
+	if c.synopsis != "" {
+		line += " " + c.synopsis
+	}
+	if hasFlags(fs) && !strings.HasSuffix(line, "[flags]") {
+		line += " [flags]"
+	}
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", line, c.about)
+	if len(c.args) > 0 {
+		fmt.Fprintln(w, "\nArguments:")
+		for _, a := range c.args {
+			fmt.Fprintf(w, "  %s\n        %s\n", a.name, a.about)
+		}
+	}
+	if hasFlags(fs) {
+		fmt.Fprintln(w, "\nFlags (each also read from its environment twin):")
+		printFlags(w, fs)
+	}
+}
+
+// lookup finds the command args start with and returns the arguments that
+// follow it. group is the group args name ("keys") when they name one,
+// which the caller's help and hints then refer to.
+func lookup(args []string) (c *command, rest []string, group string) {
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], ""
+		}
+	}
+	if len(args) > 0 && len(groupCommands(args[0])) > 0 {
+		return nil, args[1:], args[0]
+	}
+	return nil, args, ""
+}
+
+// groupCommands are the commands of group ("keys create", "keys list", …).
+func groupCommands(group string) []*command {
+	var out []*command
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, group+" ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// subcommandNames lists a group's commands for messages: "create, list or update".
+func subcommandNames(group string) string {
+	var names []string
+	for _, c := range groupCommands(group) {
+		names = append(names, strings.TrimPrefix(c.name, group+" "))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// printList writes "mailroom NAME SYNOPSIS   summary" lines for cs.
+func printList(w io.Writer, cs []*command) {
+	const column = 46
+	for _, c := range cs {
+		line := "mailroom " + c.name
+		if c.synopsis != "" {
+			line += " " + c.synopsis
+		}
+		if len(line) > column-2 {
+			fmt.Fprintf(w, "  %s\n  %-*s%s\n", line, column, "", c.summary)
+		} else {
+			fmt.Fprintf(w, "  %-*s%s\n", column, line, c.summary)
+		}
+	}
+}
+
+// printUsage is `mailroom --help`.
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, "Mailroom, a self-hosted transactional email service.\n\nUsage:\n")
+	printList(w, commands)
+	fmt.Fprint(w, "\nEvery flag has an environment twin: --data-dir is MAILROOM_DATA_DIR, and so on.\n"+
+		"Run \"mailroom COMMAND --help\" (or \"mailroom help COMMAND\") for a command's arguments and flags.\n")
+}
+
+// printGroupUsage is `mailroom keys --help`.
+func printGroupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "Usage: mailroom %s COMMAND [arguments] [flags]\n\nCommands:\n", group)
+	printList(w, groupCommands(group))
+	fmt.Fprintf(w, "\nRun \"mailroom %s COMMAND --help\" for a command's arguments and flags.\n", group)
+}

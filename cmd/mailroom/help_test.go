@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// runCLI runs a command line as main does and returns its exit status and
+// output.
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// flagLine is a flag in help: "  --name" at the start of a line.
+var flagLine = regexp.MustCompile(`(?m)^  (-{1,2})([a-z][a-z-]*)\b`)
+
+// helpFlags lists the flags a help text shows, failing on any written
+// -flag rather than --flag.
+func helpFlags(t *testing.T, help string) []string {
+	t.Helper()
+	var names []string
+	for _, m := range flagLine.FindAllStringSubmatch(help, -1) {
+		if m[1] != "--" {
+			t.Errorf("help writes %s%s, not --%s", m[1], m[2], m[2])
+		}
+		names = append(names, m[2])
+	}
+	slices.Sort(names)
+	return names
+}
+
+var storage = []string{"data-dir", "database-url"}
+
+// Every command and group answers --help, -h and `mailroom help …` with
+// exit 0, its usage on stdout, its arguments, and exactly the flags it
+// reads: a flag listed but ignored would be a lie to the operator.
+func TestEveryCommandHasHelp(t *testing.T) {
+	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
+		"dns-server", "hostname", "listen", "log-format", "metrics-listen", "mx-host", "relay-url", "retention",
+		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
+		"spf-mechanisms", "tls-cert", "tls-key"}
+	cases := []struct {
+		command string
+		args    []string // the arguments the usage names
+		flags   []string
+	}{
+		{"serve", nil, serveFlags},
+		{"accounts create", []string{"NAME"}, storage},
+		{"accounts list", nil, storage},
+		{"accounts update", []string{"NAME"}, append([]string{"burst", "rate"}, storage...)},
+		{"keys create", nil, append([]string{"account", "name", "scopes"}, storage...)},
+		{"keys list", nil, append([]string{"account"}, storage...)},
+		{"keys revoke", []string{"KEYID"}, append([]string{"account"}, storage...)},
+		{"migrate", nil, storage},
+		{"version", nil, nil},
+	}
+	tested := map[string]bool{}
+	for _, tc := range cases {
+		tested[tc.command] = true
+		words := strings.Fields(tc.command)
+		forms := [][]string{
+			append(slices.Clone(words), "--help"),
+			append(slices.Clone(words), "-h"),
+			append([]string{"help"}, words...),
+			// Help wins wherever it stands, even after a half-typed line.
+			append(slices.Clone(words), "x", "--help"),
+		}
+		for _, args := range forms {
+			code, out, errOut := runCLI(args...)
+			if code != 0 || errOut != "" {
+				t.Errorf("mailroom %s: exit %d, stderr %q", strings.Join(args, " "), code, errOut)
+				continue
+			}
+			if !strings.HasPrefix(out, "Usage: mailroom "+tc.command) {
+				t.Errorf("mailroom %s printed:\n%s", strings.Join(args, " "), out)
+			}
+			for _, a := range tc.args {
+				if !regexp.MustCompile(`(?m)^Usage: mailroom `+tc.command+` .*\b`+a+`\b`).MatchString(out) ||
+					!regexp.MustCompile(`(?m)^  `+a+`$`).MatchString(out) {
+					t.Errorf("mailroom %s does not show the argument %s:\n%s", strings.Join(args, " "), a, out)
+				}
+			}
+			want := slices.Sorted(slices.Values(tc.flags))
+			if got := helpFlags(t, out); !slices.Equal(got, want) {
+				t.Errorf("mailroom %s lists the flags\n  %v\nwant\n  %v", strings.Join(args, " "), got, want)
+			}
+		}
+	}
+	for _, c := range commands {
+		if !tested[c.name] {
+			t.Errorf("the help of %q is not tested", c.name)
+		}
+	}
+
+	// The top level and the groups list their commands.
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"accounts", "--help"}, {"accounts", "-h"},
+		{"help", "accounts"}, {"keys", "--help"}, {"keys", "help"}, {"help", "keys"}} {
+		code, out, errOut := runCLI(args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "Usage:") {
+			t.Errorf("mailroom %s: exit %d, stderr %q, stdout:\n%s", strings.Join(args, " "), code, errOut, out)
+		}
+		group := ""
+		for _, g := range []string{"accounts", "keys"} {
+			if slices.Contains(args, g) {
+				group = g
+			}
+		}
+		for _, c := range commands {
+			if group != "" && !strings.HasPrefix(c.name, group+" ") {
+				continue // a group lists only its own
+			}
+			if !strings.Contains(out, "mailroom "+c.name) {
+				t.Errorf("mailroom %s does not list %q:\n%s", strings.Join(args, " "), c.name, out)
+			}
+		}
+		if m := regexp.MustCompile(`(^|\s)-[a-z]`).FindString(out); m != "" {
+			t.Errorf("mailroom %s writes a flag with one dash (%q):\n%s", strings.Join(args, " "), m, out)
+		}
+	}
+}
+
+// A mistake in the command line exits 2 with a short message that points
+// at the help of the command it was made in, and nothing on stdout.
+func TestCommandLineMistakes(t *testing.T) {
+	t.Chdir(t.TempDir()) // a command that ran anyway writes its ./mailroom-data here
+	cases := []struct {
+		args []string
+		want string // in the message
+		help string // the help it points at
+	}{
+		{nil, "Usage:", ""},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`, "mailroom --help"},
+		{[]string{"accounts"}, "create, list or update", "mailroom accounts --help"},
+		{[]string{"keys", "rotate"}, `unknown command "keys rotate"`, "mailroom keys --help"},
+		{[]string{"keys", "revoke"}, "KEYID", "mailroom keys revoke --help"},
+		{[]string{"keys", "revoke", "not-a-key-id"}, "not a key id", "mailroom keys revoke --help"},
+		{[]string{"keys", "revoke", "--scopes", "send", "abcdefghijklmnop"}, "unknown flag --scopes", "mailroom keys revoke --help"},
+		{[]string{"keys", "create", "--scopes", "send"}, "needs --account and --scopes", "mailroom keys create --help"},
+		{[]string{"keys", "list"}, "needs --account", "mailroom keys list --help"},
+		{[]string{"accounts", "create", "--rate", "5", "acme"}, "unknown flag --rate", "mailroom accounts create --help"},
+		{[]string{"accounts", "update", "acme", "--rate", "fast"}, `invalid value "fast" for flag --rate`, "mailroom accounts update --help"},
+		{[]string{"accounts", "update", "acme"}, "--rate, --burst or both", "mailroom accounts update --help"},
+		{[]string{"migrate", "now"}, "no arguments", "mailroom migrate --help"},
+		{[]string{"version", "--short"}, "unknown flag --short", "mailroom version --help"},
+		{[]string{"serve", "--listen"}, "flag needs an argument: --listen", "mailroom serve --help"},
+		{[]string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together", "mailroom serve --help"},
+	}
+	for _, tc := range cases {
+		code, out, errOut := runCLI(tc.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("mailroom %s: exit %d, stdout %q, stderr:\n%s", strings.Join(tc.args, " "), code, out, errOut)
+		}
+		if tc.help != "" && (!strings.Contains(errOut, `"`+tc.help+`"`) || strings.Count(errOut, "\n") > 2) {
+			t.Errorf("mailroom %s: the message should be two lines pointing at %q:\n%s", strings.Join(tc.args, " "), tc.help, errOut)
+		}
+	}
+}
