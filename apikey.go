@@ -6,10 +6,11 @@ import (
 	"hash/crc32"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
-// APIKey is a bearer credential of an account (API.md §1). The secret itself
+// APIKey is a bearer credential of an account (docs/api.md "Authentication"). The secret itself
 // is never stored: only SecretDigest, its SHA-256.
 type APIKey struct {
 	KeyID        string
@@ -96,19 +97,35 @@ func SecretDigest(secret string) []byte {
 	return d[:]
 }
 
-// ValidateKeyName checks a key's human-readable name.
+// ValidateKeyName checks a key's human-readable name. Names are shown in
+// listings, the CLI and logs, so they must read as what they are: control
+// characters (C0, DEL, C1) could rewrite a terminal, and invisible format
+// characters (Unicode category Cf: the bidi overrides and isolates U+202A–
+// U+202E and U+2066–U+2069, the marks U+200E/U+200F, zero-width characters)
+// and the line and paragraph separators U+2028/U+2029 could make a name
+// display as another one (Unicode Technical Report #36, §2.1; the "Trojan
+// Source" reorderings, CVE-2021-42574).
 func ValidateKeyName(v *Validator, field, name string) {
 	switch {
+	case !utf8.ValidString(name):
+		v.Add(field, "must be valid UTF-8")
 	case strings.TrimSpace(name) == "":
 		v.Add(field, "a name is required")
 	case utf8.RuneCountInString(name) > 128:
 		v.Add(field, "at most 128 characters")
-	case strings.ContainsFunc(name, isControl):
+	case strings.ContainsFunc(name, unicode.IsControl):
 		v.Add(field, "control characters are not allowed")
+	case strings.ContainsFunc(name, isInvisibleFormat):
+		v.Add(field, "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 	}
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+// isInvisibleFormat reports the characters that change how the text
+// around them is displayed without being seen: Unicode's format characters
+// (Cf) and the line and paragraph separators (Zl, Zp).
+func isInvisibleFormat(r rune) bool {
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
 
 func keyChecksum(keyID, body string) string {
 	sum := crc32.ChecksumIEEE([]byte(keyPrefix + "_" + keyID + "_" + body))

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Authenticator checks bearer keys against storage (API.md §1).
+// Authenticator checks bearer keys against storage (docs/api.md "Authentication").
 //
 // Every request reads the key's row, so a revocation made by any node or by
 // the CLI takes effect on the very next request, kept-alive connection or
@@ -60,9 +60,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (*APIKey
 	return key, nil
 }
 
-// RequireScope returns ECodeInsufficientScope unless key holds scope.
+// RequireScope returns ECodeInsufficientScope unless key holds scope;
+// every key holds ScopeAny.
 func RequireScope(key *APIKey, scope Scope) error {
-	if key.Scopes.Has(scope) {
+	if scope == ScopeAny || key.Scopes.Has(scope) {
 		return nil
 	}
 	return Errorf(ECodeInsufficientScope, "This API key lacks the %q scope.", scope)

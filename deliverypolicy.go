@@ -9,7 +9,7 @@ import (
 )
 
 // RetryPolicy decides when a deferred delivery is tried again and when it
-// is given up (DESIGN.md §3).
+// is given up (docs/design.md "How mail is delivered").
 type RetryPolicy struct {
 	// MinDelay is the first retry's delay; it doubles with each attempt up
 	// to MaxDelay.

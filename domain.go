@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Domain is a sending domain of an account (API.md §9). An account may send
+// Domain is a sending domain of an account (docs/api.md "Domains"). An account may send
 // only from a domain whose records it has published and Mailroom has found.
 type Domain struct {
 	ID        string // "dom_…", internal: the API names a domain by Name
@@ -33,7 +33,7 @@ type Domain struct {
 	FailingSince *time.Time
 }
 
-// DomainStatus is the state of a domain (API.md §9).
+// DomainStatus is the state of a domain (docs/api.md "Domains").
 type DomainStatus string
 
 const (

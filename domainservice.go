@@ -9,7 +9,7 @@ import (
 // PrefixDomain is the prefix of domains' internal ids.
 const PrefixDomain = "dom_"
 
-// Domains is the service behind sending domains (API.md §9): adding one
+// Domains is the service behind sending domains (docs/api.md "Domains"): adding one
 // with a fresh DKIM key, checking its records now or on schedule, and
 // answering whether an account may send from it.
 type Domains struct {

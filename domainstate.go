@@ -2,7 +2,7 @@ package mailroom
 
 import "time"
 
-// How long a domain may go without its records before it fails (API.md §9):
+// How long a domain may go without its records before it fails (docs/api.md "Domains"):
 // a new domain has DomainVerifyWindow from creation to be verified, and a
 // verified domain whose records went missing keeps sending for
 // DomainGracePeriod while its owner puts them back.
@@ -32,7 +32,7 @@ const (
 )
 
 // ApplyDomainCheck records the outcome of a DNS check on d (its records, as
-// dns.Checker returns them) and moves d through the states of API.md §9.
+// dns.Checker returns them) and moves d through the states of docs/api.md "Domains".
 // It returns the event to write with the change (EventDomainVerified,
 // EventDomainFailed, EventDomainTemporaryFailure), or "" when the status did
 // not change.

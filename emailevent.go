@@ -2,7 +2,7 @@ package mailroom
 
 import "time"
 
-// Email event types (API.md §8), written with the state change they tell of.
+// Email event types (docs/api.md "Webhooks and events"), written with the state change they tell of.
 const (
 	EventEmailQueued     = "email.queued"
 	EventEmailScheduled  = "email.scheduled"
@@ -15,7 +15,7 @@ const (
 	EventEmailCanceled   = "email.canceled"
 )
 
-// EmailEventData is the "data" of an email event (API.md §8).
+// EmailEventData is the "data" of an email event (docs/api.md "Webhooks and events").
 type EmailEventData struct {
 	MessageID    string            `json:"messageId"`
 	Recipient    string            `json:"recipient"`

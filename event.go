@@ -8,7 +8,7 @@ import (
 // Event is something that happened to a message or a domain. Events are
 // written in the same transaction as the state change they describe: the
 // email log's timeline and the webhook outbox are the same rows, so no
-// event is ever lost between a change and its webhook (DESIGN.md §2).
+// event is ever lost between a change and its webhook (docs/design.md "How a message travels").
 type Event struct {
 	ID        string // "evt_…", sortable by creation time
 	AccountID string

@@ -9,7 +9,7 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// Identifier prefixes (API.md conventions): ids are opaque to clients but
+// Identifier prefixes (docs/api.md "Conventions"): ids are opaque to clients but
 // say what they name, and sort by creation time.
 const (
 	PrefixAccount  = "acct_"

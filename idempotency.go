@@ -1,12 +1,15 @@
 package mailroom
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// MaxIdempotencyKeyLength is the longest idempotency key (API.md §3).
+// MaxIdempotencyKeyLength is the longest idempotency key (docs/api.md "Sending").
 const MaxIdempotencyKeyLength = 256
 
 // digestVersion starts the digested text, so that a future change of the
@@ -15,8 +18,11 @@ const digestVersion = "mailroom.send.v1\n"
 
 // resolveIdempotencyKey returns the request's idempotency key from the body
 // field and the Idempotency-Key header, either or both (then equal). An
-// empty header counts as absent; an empty body field is an error.
-func resolveIdempotencyKey(v *Validator, body *string, header string) string {
+// empty key is an error in either place: a header sent empty is a client
+// that meant to send a key and lost it, and taking it as "no key" would
+// turn its retries into duplicates. The header is a single value (RFC 9110
+// §5.3): given on several lines, they must all be the same key.
+func resolveIdempotencyKey(v *Validator, body *string, header []string) string {
 	ok := true
 	if body != nil {
 		if msg := checkIdempotencyKey(*body); msg != "" {
@@ -24,22 +30,33 @@ func resolveIdempotencyKey(v *Validator, body *string, header string) string {
 			ok = false
 		}
 	}
-	if header != "" {
-		if msg := checkIdempotencyKey(header); msg != "" {
-			v.Add("idempotencyKey", "the Idempotency-Key header %s", msg)
+	var fromHeader *string
+	for i, h := range header {
+		if h != header[0] {
+			v.Add("idempotencyKey", "the Idempotency-Key header is given %d times with different values; give it once", len(header))
 			ok = false
+			break
+		}
+		if i == 0 {
+			if msg := checkIdempotencyKey(h); msg != "" {
+				v.Add("idempotencyKey", "the Idempotency-Key header %s", msg)
+				ok = false
+			}
+			fromHeader = &header[0]
 		}
 	}
 	switch {
 	case !ok:
 		return ""
-	case body != nil && header != "" && *body != header:
+	case body != nil && fromHeader != nil && *body != *fromHeader:
 		v.Add("idempotencyKey", "differs from the Idempotency-Key header; give the key once, or the same key in both places")
 		return ""
 	case body != nil:
 		return *body
+	case fromHeader != nil:
+		return *fromHeader
 	}
-	return header
+	return ""
 }
 
 // checkIdempotencyKey allows 1..256 printable ASCII characters (0x20..0x7E),
@@ -67,12 +84,17 @@ func checkIdempotencyKey(k string) string {
 // keys sorted and arrays in order, the idempotency key left out (it names
 // the request, it is not part of it). Absent fields and their empty values
 // are one, and "to": "a@x" is the same as "to": ["a@x"], as they are to
-// Validate. Numbers in variables keep the text they were decoded with when
-// the decoder used UseNumber, and are float64 otherwise.
+// Validate. Variables are canonicalized as RFC 8785 says for their objects
+// and strings, but numbers keep the text they were sent with, every digit
+// of it (RFC 8785 would round them to float64).
 //
 // Digest returns nil only for a request that cannot be encoded as JSON
-// (variables holding a NaN, say), which a request decoded from JSON never is.
+// (variables that are not valid JSON, say), which a request decoded from
+// JSON never is.
 func (r *SendRequest) Digest() []byte {
+	if r.Variables.present() && !jsontext.Value(r.Variables).IsValid() {
+		return nil
+	}
 	h := sha256.New()
 	h.Write([]byte(digestVersion))
 	// encoding/json writes map keys sorted, at every depth; the struct is
@@ -102,7 +124,12 @@ func (r *SendRequest) canonical() map[string]any {
 	put("html", r.HTML, r.HTML != "")
 	put("text", r.Text, r.Text != "")
 	put("template", r.Template, r.Template != nil)
-	put("variables", r.Variables, r.Variables != nil)
+	if r.Variables.present() {
+		v := jsontext.Value(bytes.Clone(r.Variables))
+		// Cannot fail: Digest checked that the value is valid.
+		_ = v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false))
+		m["variables"] = json.RawMessage(v)
+	}
 	put("headers", r.Headers, len(r.Headers) > 0)
 	put("tags", r.Tags, len(r.Tags) > 0)
 	put("scheduledAt", r.ScheduledAt, r.ScheduledAt != nil)

@@ -2,7 +2,6 @@ package mailroom_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -60,9 +59,7 @@ func TestIdempotencyKeyRefused(t *testing.T) {
 func decodeSend(t *testing.T, body string) *mailroom.SendRequest {
 	t.Helper()
 	var r mailroom.SendRequest
-	d := json.NewDecoder(strings.NewReader(body))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&r); err != nil {
+	if err := strictUnmarshal([]byte(body), &r); err != nil {
 		t.Fatalf("decode %s: %v", body, err)
 	}
 	return &r
@@ -146,5 +143,36 @@ func TestIdempotencyDigestStringOrArray(t *testing.T) {
 	d := decodeSend(t, `{"variables": {"a": {"x": [1, 2], "y": 1}}}`).Digest()
 	if !bytes.Equal(c, d) {
 		t.Error("nested variables with reordered keys differ")
+	}
+}
+
+// The Idempotency-Key header present but empty is refused as an empty
+// idempotencyKey field is, and the header given twice must say one key.
+func TestIdempotencyKeyHeaderLines(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header []string
+		want   string // refusal, or "" for accepted
+		key    string
+	}{
+		{"empty", []string{""}, "the Idempotency-Key header must not be empty", ""},
+		{"twice, different", []string{"a", "b"}, "given 2 times with different values", ""},
+		{"twice, one empty", []string{"a", ""}, "given 2 times with different values", ""},
+		{"twice, the same", []string{"a", "a"}, "", "a"},
+		{"absent", nil, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := sendRequest(t, nil).Validate(sendNow, tc.header)
+			if tc.want == "" {
+				if err != nil || m.IdempotencyKey != tc.key {
+					t.Fatalf("got %v, key %q; want key %q", err, m.IdempotencyKey, tc.key)
+				}
+				return
+			}
+			e, ok := err.(*mailroom.Error)
+			if !ok || !hasDetail(e.Details, refusal{"idempotencyKey", -1, tc.want}) {
+				t.Fatalf("got %v, want a refusal on idempotencyKey saying %q", err, tc.want)
+			}
+		})
 	}
 }

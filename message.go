@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// Message is one accepted send (API.md §3, §6): its content, as validated
+// Message is one accepted send (docs/api.md "Sending", §6): its content, as validated
 // from the request, and its recipients, which are the delivery queue.
 type Message struct {
 	ID        string // "msg_…"
@@ -74,7 +74,7 @@ type Attachment struct {
 	Content     []byte `json:"content"`
 }
 
-// Category says whether mail is transactional or marketing (API.md §3).
+// Category says whether mail is transactional or marketing (docs/api.md "Sending").
 type Category string
 
 const (

@@ -3,7 +3,7 @@ package mailroom
 import "context"
 
 // MessageLog serves the email log's rules that go beyond reading rows
-// (API.md §6).
+// (docs/api.md "The email log").
 type MessageLog struct {
 	Store  MessageStore
 	Signer Signer

@@ -2,7 +2,7 @@ package mailroom
 
 import "slices"
 
-// RecipientStatus is a recipient's delivery state (API.md §6).
+// RecipientStatus is a recipient's delivery state (docs/api.md "The email log").
 type RecipientStatus string
 
 const (
@@ -26,7 +26,7 @@ func (s RecipientStatus) Finished() bool {
 	return true
 }
 
-// MessageStatus is the state of a message as a whole (API.md §6).
+// MessageStatus is the state of a message as a whole (docs/api.md "The email log").
 type MessageStatus string
 
 const (
@@ -41,7 +41,7 @@ const (
 	MessageSuppressed         MessageStatus = "suppressed"
 )
 
-// messageStatuses lists every message status, in the order of API.md §6.
+// messageStatuses lists every message status, in the order of docs/api.md "The email log".
 var messageStatuses = []MessageStatus{
 	MessageScheduled, MessageCanceled, MessageQueued, MessageDeferred, MessageDelivered,
 	MessagePartiallyDelivered, MessageBounced, MessageFailed, MessageSuppressed,
@@ -51,7 +51,7 @@ var messageStatuses = []MessageStatus{
 func (s MessageStatus) Valid() bool { return slices.Contains(messageStatuses, s) }
 
 // DeriveMessageStatus computes a message's status from its recipients'
-// states, by the rules of API.md §6, in the order they are listed there.
+// states, by the rules of docs/api.md "The email log", in the order they are listed there.
 func DeriveMessageStatus(recipients []RecipientStatus) MessageStatus {
 	count := map[RecipientStatus]int{}
 	for _, s := range recipients {

@@ -106,14 +106,15 @@ type Attempt struct {
 	Suppress *Suppression
 }
 
-// MessageFilter narrows the email log (API.md §6). Empty fields do not
+// MessageFilter narrows the email log (docs/api.md "The email log"). Empty fields do not
 // filter.
 type MessageFilter struct {
-	Status   MessageStatus
-	To       string
-	From     string
-	TagKey   string
-	TagValue string
+	Status MessageStatus
+	// To and From match an address whatever its case (AddressKey).
+	To   string
+	From string
+	// Tags must all match (docs/api.md "The email log": repeatable, all must match).
+	Tags     []TagFilter
 	Category Category
 	Since    *time.Time
 	Until    *time.Time
@@ -129,7 +130,7 @@ type SuppressionStore interface {
 	DeleteSuppression(ctx context.Context, accountID, address string) error
 }
 
-// Suppression is an address an account does not send to (API.md §10).
+// Suppression is an address an account does not send to (docs/api.md "Suppressions").
 type Suppression struct {
 	AccountID string
 	Address   string

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Node is one running `mailroom serve` (API.md §11 "Staying up"). Nodes
+// Node is one running `mailroom serve` (docs/api.md "Limits" "Staying up"). Nodes
 // sharing storage know each other through their heartbeats: a node whose
 // heartbeat is older than NodeStaleAfter is taken for dead, and its claims
 // are released for any node to deliver.
@@ -17,7 +17,7 @@ type Node struct {
 
 // Heartbeat timing. A dead node's mail is claimable again at most
 // NodeStaleAfter plus one NodeHeartbeat after its last beat, well inside
-// the two minutes API.md §11 allows.
+// the two minutes docs/api.md "Limits" allows.
 const (
 	NodeHeartbeat  = 5 * time.Second
 	NodeStaleAfter = 30 * time.Second

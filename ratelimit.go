@@ -2,7 +2,7 @@ package mailroom
 
 import "math"
 
-// RateLimit is an account's request rate (API.md §11) as a token bucket:
+// RateLimit is an account's request rate (docs/api.md "Limits") as a token bucket:
 // it refills at Rate tokens per second up to Burst tokens, and each
 // authenticated request takes one. Burst lets a client send a short flurry
 // (a batch job starting) without being held to the steady rate.

@@ -7,7 +7,7 @@ import (
 )
 
 // Retention removes messages, their content and timelines once they are
-// older than Period (API.md §3: the log entry and its idempotency key live
+// older than Period (docs/api.md "Sending": the log entry and its idempotency key live
 // as long as each other).
 type Retention struct {
 	Store  MessageStore

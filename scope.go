@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Scope is a permission an API key holds (API.md §1).
+// Scope is a permission an API key holds (docs/api.md "Authentication").
 type Scope string
 
 const (
@@ -15,6 +15,10 @@ const (
 	ScopeWebhooks  Scope = "webhooks"
 	// ScopeKeys manages the account's keys: the account administrator's scope.
 	ScopeKeys Scope = "keys"
+	// ScopeAny is what a route that any valid key may call requires (the
+	// calling key itself). It is no scope a key can be given, and not the
+	// zero value: a route whose scope was left unset fails closed.
+	ScopeAny Scope = "*"
 )
 
 // AllScopes lists every scope, in the order they are documented.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Sender accepts sends (API.md §3). Its path is validation, one indexed read
+// Sender accepts sends (docs/api.md "Sending"). Its path is validation, one indexed read
 // to check the sending domain, and one (group) commit: no DNS, no RSA and
 // no SMTP, which all happen in the Deliverer.
 type Sender struct {
@@ -19,10 +19,11 @@ type Sender struct {
 }
 
 // Send validates req for the account and stores it durably; a nil error
-// means the message is committed.
-func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, headerIdempotencyKey string) (AcceptResult, error) {
+// means the message is committed. idempotencyHeader holds the values of
+// the Idempotency-Key header, one per field line (none when absent).
+func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, idempotencyHeader []string) (AcceptResult, error) {
 	now := s.Now().UTC()
-	m, err := req.Validate(now, headerIdempotencyKey)
+	m, err := req.Validate(now, idempotencyHeader)
 	if err != nil {
 		return AcceptResult{}, err
 	}

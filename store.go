@@ -43,9 +43,13 @@ type APIKeyStore interface {
 	APIKey(ctx context.Context, keyID string) (*APIKey, error)
 	// ListAPIKeys lists an account's keys newest first.
 	ListAPIKeys(ctx context.Context, accountID string, page Page) ([]*APIKey, string, error)
-	// RevokeAPIKey marks a key revoked at the given time. Revoking a revoked
-	// key changes nothing and returns it as it is.
-	RevokeAPIKey(ctx context.Context, keyID string, at time.Time) (*APIKey, error)
+	// RevokeAPIKey marks the key keyID of the account accountID revoked at
+	// the given time. Revoking a revoked key changes nothing and returns it
+	// as it is. A key of another account is ECodeNotFound, as an unknown
+	// one is, and stays as it was: whoever acts for one account (an API
+	// caller, an operator's `keys revoke --account`) can neither revoke
+	// nor probe another's keys.
+	RevokeAPIKey(ctx context.Context, accountID, keyID string, at time.Time) (*APIKey, error)
 	// TouchAPIKeys records when keys were last used; an older time never
 	// replaces a newer one, so nodes may flush in any order.
 	TouchAPIKeys(ctx context.Context, lastUsed map[string]time.Time) error
@@ -89,7 +93,7 @@ type Page struct {
 	Cursor string
 }
 
-// Paging limits of API.md conventions.
+// Paging limits of docs/api.md "Conventions".
 const (
 	DefaultPageLimit = 20
 	MaxPageLimit     = 100

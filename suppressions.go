@@ -6,7 +6,7 @@ import (
 )
 
 // Suppressions is the service behind the suppression list as clients manage
-// it (API.md §10). The rules live here, not in a handler, so that the API,
+// it (docs/api.md "Suppressions"). The rules live here, not in a handler, so that the API,
 // the command line and the dashboard cannot disagree on them: which address
 // may be added, and when an add created an entry.
 type Suppressions struct {

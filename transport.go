@@ -3,7 +3,7 @@ package mailroom
 import "context"
 
 // Delivery is one SMTP transaction's worth of work: one message to one or
-// more recipients at one destination domain (DESIGN.md §3: several
+// more recipients at one destination domain (docs/design.md "How mail is delivered": several
 // recipients of one domain in one transaction).
 type Delivery struct {
 	MessageID string
@@ -39,7 +39,7 @@ func (d *Delivery) NotAttempted() []RecipientResult {
 // MayNotStart reports whether d must not open a session now.
 func (d *Delivery) MayNotStart() bool { return d.MayStart != nil && !d.MayStart() }
 
-// Outcome classifies an attempt for one recipient (DESIGN.md §3).
+// Outcome classifies an attempt for one recipient (docs/design.md "How mail is delivered").
 type Outcome int
 
 const (

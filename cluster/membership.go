@@ -1,4 +1,4 @@
-// Package cluster keeps this node in the node table (API.md §11 "Staying
+// Package cluster keeps this node in the node table (docs/api.md "Limits" "Staying
 // up"): it beats the node's heartbeat, releases the claims of nodes that
 // stopped beating, and tells the rest of the node how many nodes share the
 // storage.

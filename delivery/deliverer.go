@@ -1,4 +1,4 @@
-// Package delivery is the delivery runtime (DESIGN.md §2, §3): it claims due
+// Package delivery is the delivery runtime (docs/design.md): it claims due
 // recipients from storage, composes and signs each message once, hands the
 // deliveries to the Transport, and records every outcome with its event.
 // The policies it applies (retry delays, outcome classification, the
@@ -50,6 +50,10 @@ type Deliverer struct {
 	// Poll is how often an idle Deliverer looks for due work that another
 	// node queued or whose retry time came.
 	Poll time.Duration
+	// After is the idle wait's clock: it returns a channel that yields once
+	// Poll has passed. Nil means time.After; tests give one they drive, to
+	// count claims per poll without timing anything.
+	After func(time.Duration) <-chan time.Time
 	// DrainTimeout bounds how long Run lets SMTP exchanges in flight finish
 	// once its context ends; past it they are cut off.
 	DrainTimeout time.Duration
@@ -115,19 +119,26 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if n > 0 && err == nil {
 			continue // more may be due
 		}
-		idle := time.NewTimer(d.Poll)
 		select {
 		case <-ctx.Done():
 		case <-woken:
 			w.futile = nil // new mail: worth looking past busy domains at once
 		case <-w.freed: // a slot or a destination came free
-		case <-idle.C:
+		case <-d.after(d.Poll):
 		}
-		idle.Stop()
 	}
 	drain := time.AfterFunc(max(0, d.DrainTimeout), cutOff)
 	w.inFlight.Wait()
 	drain.Stop()
+}
+
+// after is the idle wait: d.After, or time.After (whose timer the runtime
+// collects once it is unreferenced, since Go 1.23).
+func (d *Deliverer) after(wait time.Duration) <-chan time.Time {
+	if d.After != nil {
+		return d.After(wait)
+	}
+	return time.After(wait)
 }
 
 // DeliverDue claims once and delivers what it claimed, returning how many

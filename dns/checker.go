@@ -12,7 +12,7 @@ import (
 )
 
 // Checker looks up the records a customer was asked to publish for a domain
-// and says, per record, whether DNS now holds them (API.md §9).
+// and says, per record, whether DNS now holds them (docs/api.md "Domains").
 type Checker struct {
 	// Resolver asks the DNS; nil means the system's first nameserver.
 	Resolver *Resolver

@@ -36,8 +36,8 @@ func toAPIKeyJSON(k *mailroom.APIKey) apiKeyJSON {
 }
 
 type createAPIKeyRequest struct {
-	Name   string   `json:"name"`
-	Scopes []string `json:"scopes"`
+	Name   string              `json:"name"`
+	Scopes mailroom.ScopeNames `json:"scopes"`
 }
 
 // createAPIKey: POST /v1/api-keys. The full key is in this answer only.
@@ -67,7 +67,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 
 // listAPIKeys: GET /v1/api-keys, newest first.
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	page, err := pageParams(r)
+	page, err := pageParams(r, scopeAPIKeys)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -81,7 +81,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 	for i, k := range keys {
 		out[i] = toAPIKeyJSON(k)
 	}
-	writeJSON(w, http.StatusOK, newList(out, next))
+	writeJSON(w, http.StatusOK, newList(out, scopeAPIKeys, next))
 }
 
 // getAPIKey: GET /v1/api-keys/{keyId}.
@@ -94,6 +94,12 @@ func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toAPIKeyJSON(key))
 }
 
+// currentAPIKey: GET /v1/api-keys/current, the calling key as it was
+// authenticated for this request.
+func (s *Server) currentAPIKey(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, toAPIKeyJSON(keyFrom(r.Context())))
+}
+
 // revokeAPIKey: DELETE /v1/api-keys/{keyId}. The key fails from the next
 // request on; mail it already sent stays accepted.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +108,7 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	key, err = s.Store.RevokeAPIKey(r.Context(), key.KeyID, s.now())
+	key, err = s.Store.RevokeAPIKey(r.Context(), key.AccountID, key.KeyID, s.now())
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -66,3 +66,28 @@ func TestAPIKeys(t *testing.T) {
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/nosuchkey", Key: e.admin}), 404, mailroom.ECodeNotFound)
 	})
 }
+
+// GET /v1/api-keys/current answers any valid key with itself, whatever its
+// scopes, so a client learns what it may do; it never shows the secret.
+func TestCurrentAPIKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		e := newEnv(t, eng)
+		acct := storetest.NewAccount(t, e.store, "globex")
+		full := e.newKey(t, acct, mailroom.Scopes{mailroom.ScopeDomains})
+		keyID, _, _ := mailroom.ParseAPIKey(full)
+
+		r := e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current", Key: full})
+		if r.Status != 200 || r.Str("keyId") != keyID || r.Map()["key"] != nil || r.Str("status") != "active" {
+			t.Fatalf("current: %d %s", r.Status, r.Body)
+		}
+		if scopes := r.Map()["scopes"].([]any); len(scopes) != 1 || scopes[0] != "domains" {
+			t.Fatalf("scopes %v", scopes)
+		}
+		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current"}), 401, mailroom.ECodeMissingAPIKey)
+		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/current", Key: full}), 405, mailroom.ECodeMethodNotAllowed)
+
+		// Revoked, it is refused like on every route.
+		e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + keyID, Key: e.newKey(t, acct, mailroom.Scopes{mailroom.ScopeKeys})})
+		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current", Key: full}), 401, mailroom.ECodeAPIKeyRevoked)
+	})
+}

@@ -17,15 +17,15 @@ func keyFrom(ctx context.Context) *mailroom.APIKey {
 }
 
 // authed guards a handler: the bearer key must be valid, not revoked,
-// within its account's request rate (API.md §11) and hold scope, checked in
-// that order (API.md §2). Only the Authorization header is read: a key in
+// within its account's request rate (docs/api.md "Limits") and hold scope, checked in
+// that order (docs/api.md "Errors"). Only the Authorization header is read: a key in
 // the query string or a cookie would end up in proxy logs and browser
 // history, so those are not accepted.
 func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r, release := withBudget(r, s.storageBudget())
 		defer release()
-		token, err := bearerToken(r.Header.Get("Authorization"))
+		token, err := bearerToken(r.Header.Values("Authorization"))
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -49,8 +49,22 @@ func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.Handle
 
 // bearerToken extracts the token of an "Authorization: Bearer" header (RFC
 // 6750 §2.1; the scheme name is case-insensitive, RFC 9110 §11.1).
-func bearerToken(header string) (string, error) {
+//
+// More than one Authorization field is refused as invalid_api_key, whatever
+// the keys: the field is not a list (RFC 9110 §5.3, §11.6.2), so a request
+// carrying two is malformed, and taking either one would let whatever adds
+// a header on the way (a proxy, a misconfigured client) decide which account
+// acts. It is invalid_api_key, not missing_api_key, because keys were sent;
+// its message names the cause and says nothing about either key.
+func bearerToken(headers []string) (string, error) {
 	missing := func(msg string) error { return mailroom.Errorf(mailroom.ECodeMissingAPIKey, "%s", msg) }
+	if len(headers) > 1 {
+		return "", mailroom.Errorf(mailroom.ECodeInvalidAPIKey, "Send one Authorization header; this request has %d.", len(headers))
+	}
+	header := ""
+	if len(headers) == 1 {
+		header = headers[0]
+	}
 	if header == "" {
 		return "", missing("No API key: send it as Authorization: Bearer <key>.")
 	}

@@ -71,7 +71,7 @@ func TestAuthentication(t *testing.T) {
 			if r := e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: k}); r.Status != 200 {
 				t.Fatalf("before revocation: %d %s", r.Status, r.Body)
 			}
-			if _, err := e.store.RevokeAPIKey(context.Background(), keyID, time.Now()); err != nil {
+			if _, err := e.store.RevokeAPIKey(context.Background(), e.acct.ID, keyID, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: k}), 401, mailroom.ECodeAPIKeyRevoked)
@@ -85,7 +85,7 @@ func TestAuthentication(t *testing.T) {
 			good := e.newKey(t, e.acct, mailroom.Scopes{mailroom.ScopeKeys})
 			revoked := e.newKey(t, e.acct, mailroom.Scopes{mailroom.ScopeKeys})
 			rid, _, _ := mailroom.ParseAPIKey(revoked)
-			if _, err := e.store.RevokeAPIKey(context.Background(), rid, time.Now()); err != nil {
+			if _, err := e.store.RevokeAPIKey(context.Background(), e.acct.ID, rid, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			noScope := e.newKey(t, e.acct, mailroom.Scopes{mailroom.ScopeSend})

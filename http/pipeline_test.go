@@ -28,6 +28,8 @@ func TestRequestPipeline(t *testing.T) {
 			if r := e.Do(apitest.Request{Method: "GET", Path: p}); r.Status != 200 {
 				t.Errorf("%s: %d %s", p, r.Status, r.Body)
 			}
+			// A wrong method is the JSON 405 the document declares.
+			wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: p}), 405, mailroom.ECodeMethodNotAllowed)
 		}
 	})
 

@@ -9,12 +9,14 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// admit takes one request of the account from its rate limit (API.md §11)
+// admit takes one request of the account from its rate limit (docs/api.md "Limits")
 // and writes the RateLimit-* headers that every authenticated response
 // carries, a 429 included. Over the limit it answers 429 rate_limited with
 // Retry-After and reports false. It runs before the scope check and before
 // the body is read, so that a client over its rate costs the service the
-// key check and nothing more.
+// key check and little more: over HTTP/2, at most a quarter of a second
+// discarding what is left of its body (lingerAfterAnswer), so that the 429
+// reaches clients that drop an answer to a stream reset mid-upload.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, accountID string) bool {
 	if s.Limiter == nil {
 		return true
@@ -28,11 +30,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, accountID string)
 		return true
 	}
 	s.metrics.rateLimited.WithLabelValues(accountID).Inc()
-	if r.ProtoMajor == 1 && r.ContentLength != 0 {
+	if r.ContentLength != 0 {
 		// The body is never read: end the connection after this answer,
 		// or net/http would first wait for (and discard) the body of a
 		// client that sends it slowly or not at all.
-		h.Set("Connection", "close")
+		closeAfterAnswer(w, r)
 	}
 	writeError(w, r, &mailroom.Error{
 		Code:       mailroom.ECodeRateLimited,

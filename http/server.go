@@ -1,4 +1,4 @@
-// Package http serves Mailroom's HTTPS JSON API (API.md): routing, the
+// Package http serves Mailroom's HTTPS JSON API (docs/api.md): routing, the
 // request pipeline (request ids, logs, metrics, authentication, JSON rules)
 // and the mapping of domain errors to HTTP, all in one place.
 package http
@@ -24,11 +24,11 @@ type Server struct {
 	Sender   *mailroom.Sender
 	Messages *mailroom.MessageLog
 	Log      *slog.Logger
-	// Suppressions is the suppression list service (API.md §10).
+	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *mailroom.Suppressions
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
-	// Limiter enforces each account's request rate (API.md §11); nil lets
+	// Limiter enforces each account's request rate (docs/api.md "Limits"); nil lets
 	// every request through, which tests that are not about rates want.
 	Limiter *ratelimit.Limiter
 	// StorageBudget bounds each authenticated request's storage work; zero
@@ -80,6 +80,9 @@ func NewHTTPServer(addr string, h http.Handler, tlsConfig *tls.Config, log *slog
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		// "OPTIONS *" goes to the routes (a JSON 404 with X-Request-Id),
+		// not net/http's bare 200.
+		DisableGeneralOptionsHandler: true,
 		// Failed handshakes (a plain-HTTP request, a scanner) are noise at
 		// the default level.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),

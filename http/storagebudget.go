@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// StorageBudget bounds the storage work of one request (API.md §11 "Staying
+// StorageBudget bounds the storage work of one request (docs/api.md "Limits" "Staying
 // up"): past it the request's context ends, storage gives up, and the
 // client gets 503 service_unavailable with Retry-After instead of a wait as
 // long as the write timeout. Reading the request body does not count

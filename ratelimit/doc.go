@@ -1,4 +1,4 @@
-// Package ratelimit enforces each account's request rate (API.md §11) on
+// Package ratelimit enforces each account's request rate (docs/api.md "Limits") on
 // one node, with a token bucket per account (golang.org/x/time/rate) kept
 // in memory: deciding a request costs a map lookup and no database round
 // trip, so that a client over its limit costs the service almost nothing.

@@ -118,7 +118,7 @@ func (l *Limiter) Forget(now time.Time) {
 
 // Run reloads the limits and forgets full buckets every interval (5 s in
 // serve, so that `mailroom accounts update` applies on running nodes
-// within the 10 s that API.md §11 promises) until ctx ends. A failed
+// within the 10 s that docs/api.md "Limits" promises) until ctx ends. A failed
 // reload is logged and retried on the next tick.
 func (l *Limiter) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)

@@ -1,5 +1,5 @@
-// Package smtp sends Mailroom's mail (DESIGN.md §3). It holds the three
-// mailroom.Transport implementations of API.md §13's --delivery modes:
+// Package smtp sends Mailroom's mail (docs/design.md "How mail is delivered"). It holds the three
+// mailroom.Transport implementations of docs/api.md "Command line"'s --delivery modes:
 //
 //   - Direct looks up each recipient domain's MX hosts and delivers to them
 //     the way a mail server does: STARTTLS when offered, and the message in

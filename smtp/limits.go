@@ -7,7 +7,7 @@ import (
 
 // limits caps the sessions in use: per host, so that one slow or throttling
 // receiver holds at most a few of them, and overall, so that the node keeps
-// within its sockets (DESIGN.md §3). A slot is held while a delivery uses a
+// within its sockets (docs/design.md "How mail is delivered"). A slot is held while a delivery uses a
 // session, from before the dial to after the transaction; a caller waits for
 // one only as long as its context allows.
 type limits struct {

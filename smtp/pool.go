@@ -6,7 +6,7 @@ import (
 )
 
 // pool keeps sessions that finished a transaction cleanly, per host, for
-// the next message to the same host (DESIGN.md §3): a new session costs a
+// the next message to the same host (docs/design.md "How mail is delivered"): a new session costs a
 // TCP and a TLS handshake and an EHLO, several round trips. A session waits
 // at most the idle timeout and is then closed with QUIT; receivers drop idle
 // clients themselves after a few minutes (RFC 5321 §4.5.3.2.7).

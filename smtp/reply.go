@@ -95,7 +95,7 @@ func (r reply) String() string {
 }
 
 // status is this reply as a verdict for the recipients it concerns
-// (DESIGN.md §3): 2xx delivered, 5xx bounced, and everything else, 4xx or
+// (docs/design.md "How mail is delivered"): 2xx delivered, 5xx bounced, and everything else, 4xx or
 // a code that makes no sense where it came, deferred.
 func (r reply) status() status {
 	st := status{Code: r.Code, Enhanced: r.Enhanced, Response: r.String()}

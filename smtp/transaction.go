@@ -18,7 +18,7 @@ type transaction struct {
 }
 
 // send runs d as one transaction on c: MAIL, a RCPT per recipient, and DATA
-// once for all the accepted recipients (DESIGN.md §3). It returns a result
+// once for all the accepted recipients (docs/design.md "How mail is delivered"). It returns a result
 // per recipient in order, and whether the session is clean and may carry
 // another transaction.
 func (c *client) send(d *mailroom.Delivery) ([]mailroom.RecipientResult, bool) {

@@ -1,5 +1,5 @@
 -- +goose Up
--- The nodes serving this storage (API.md §11 "Staying up"). Each node
+-- The nodes serving this storage (docs/api.md "Limits" "Staying up"). Each node
 -- beats its heartbeat every few seconds in the database's clock; a node
 -- whose heartbeat is stale is dead, and any node may release its claims.
 CREATE TABLE nodes (
