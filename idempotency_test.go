@@ -162,7 +162,7 @@ func TestIdempotencyKeyHeaderLines(t *testing.T) {
 		{"absent", nil, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := sendRequest(t, nil).Validate(sendNow, tc.header)
+			m, err := sendRequest(t, nil).Validate(sendNow, tc.header, nil)
 			if tc.want == "" {
 				if err != nil || m.IdempotencyKey != tc.key {
 					t.Fatalf("got %v, key %q; want key %q", err, m.IdempotencyKey, tc.key)

@@ -25,6 +25,9 @@ type Message struct {
 	Headers     []Header
 	Attachments []Attachment
 	Tags        map[string]string
+	// Template is the template version the message was rendered from, nil
+	// for none.
+	Template *TemplateRef
 
 	// Domain is the sending domain: From's domain, which signs the mail.
 	Domain string

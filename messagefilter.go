@@ -65,6 +65,7 @@ func (f MessageFilter) CursorScope() string {
 	}
 	field("status", string(f.Status))
 	field("category", string(f.Category))
+	field("template", f.Template)
 	field("to", AddressKey(f.To))
 	field("from", AddressKey(f.From))
 	field("since", at(f.Since))

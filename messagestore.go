@@ -116,6 +116,9 @@ type MessageFilter struct {
 	// Tags must all match (docs/api.md "The email log": repeatable, all must match).
 	Tags     []TagFilter
 	Category Category
+	// Template is a template's id ("tpl_…") or name: the messages
+	// rendered from any of its versions.
+	Template string
 	Since    *time.Time
 	Until    *time.Time
 }

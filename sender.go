@@ -12,6 +12,8 @@ import (
 type Sender struct {
 	Store   MessageStore
 	Domains *Domains
+	// Templates renders the templates that sends name.
+	Templates *Templates
 	Now     func() time.Time
 	// Queued is told when a message is queued for delivery now, so that
 	// the local worker starts at once instead of at its next poll.
@@ -23,7 +25,11 @@ type Sender struct {
 // the Idempotency-Key header, one per field line (none when absent).
 func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, idempotencyHeader []string) (AcceptResult, error) {
 	now := s.Now().UTC()
-	m, err := req.Validate(now, idempotencyHeader)
+	tpl, err := s.render(ctx, accountID, req)
+	if err != nil {
+		return AcceptResult{}, err
+	}
+	m, err := req.Validate(now, idempotencyHeader, tpl)
 	if err != nil {
 		return AcceptResult{}, err
 	}
@@ -40,4 +46,22 @@ func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, i
 		s.Queued()
 	}
 	return res, err
+}
+
+// render renders the template a request names, at accept time: the message
+// holds the result, so editing the template later changes nothing it
+// stored. A template the account does not have is ECodeNotFound, as on
+// its own routes.
+func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest) (*RenderedTemplate, error) {
+	switch {
+	case req.Template == nil:
+		return nil, nil
+	case *req.Template == "":
+		var v Validator
+		v.Add("template", "must not be empty: give the id (tpl_…) or the name of a template, or leave template out")
+		return nil, v.Err()
+	case s.Templates == nil:
+		return nil, Errorf(ECodeInternal, "templates are not configured")
+	}
+	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables)
 }

@@ -1,6 +1,7 @@
 package mailroom
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -23,10 +24,11 @@ const (
 const acceptScheduledAt = false
 
 // SendRequest is the body of POST /v1/send and one item of a batch
-// (docs/api.md "Sending", §4), as decoded from JSON. Fields where "absent" and "empty"
-// mean different things are pointers: an empty category or idempotency key
-// is an error, an absent one is not; any template or scheduledAt at all is
-// refused for now. For html and text an empty string is the same as absent.
+// (docs/api.md "Sending"), as decoded from JSON. Fields where "absent" and
+// "empty" mean different things are pointers: an empty category, template
+// or idempotency key is an error, an absent one is not; any scheduledAt at
+// all is refused for now. For html and text an empty string is the same as
+// absent.
 type SendRequest struct {
 	From           string         `json:"from,omitempty"`
 	To             AddressList    `json:"to,omitempty"`
@@ -57,11 +59,21 @@ type SendAttachment struct {
 // Validate checks the request against every rule of docs/api.md "Sending" and returns
 // the Message it describes, without ID and AccountID, which the service
 // assigns. idempotencyHeader holds the Idempotency-Key header's values, one
-// per field line (none when absent). All problems are reported together in
-// one validation *Error.
-func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string) (*Message, error) {
+// per field line (none when absent). tpl is the request's template rendered
+// with its variables (Templates.ForSend), nil when it names none: it gives
+// the bodies, and the sender and subject the request leaves out. All
+// problems, the template's among them, are reported together in one
+// validation *Error.
+func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *RenderedTemplate) (*Message, error) {
 	var v Validator
 	usesTemplate := r.Template != nil
+	if usesTemplate && tpl == nil {
+		return nil, Errorf(ECodeInternal, "template %q was not rendered", *r.Template)
+	}
+	from, subject := r.From, r.Subject
+	if usesTemplate {
+		from, subject = cmp.Or(from, tpl.From), cmp.Or(subject, tpl.Subject)
+	}
 
 	m := &Message{
 		Status:    MessageQueued,
@@ -70,14 +82,16 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string) (*Mess
 	}
 
 	switch {
-	case r.From != "":
-		if a, problem := parseAddress(r.From); problem != "" {
+	case from != "":
+		if a, problem := parseAddress(from); problem != "" {
 			v.Add("from", "%s", problem)
 		} else {
 			m.From = a
 			m.Domain = a.Domain()
 		}
-	case !usesTemplate:
+	case usesTemplate:
+		v.Add("from", `is required: the template gives none; for example "Acme <hello@acme.example>", its domain verified`)
+	default:
 		v.Add("from", `is required, for example "Acme <hello@acme.example>"; its domain must be verified`)
 	}
 
@@ -95,12 +109,19 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string) (*Mess
 	m.To, m.Cc, m.Bcc, m.ReplyTo = to.addresses(), cc.addresses(), bcc.addresses(), replyTo.addresses()
 
 	switch {
-	case r.Subject != "":
-		if msg := checkSubject(r.Subject); msg != "" {
+	case subject != "":
+		if msg := checkSubject(subject); msg != "" {
+			if r.Subject == "" {
+				msg = "as rendered from the template, " + msg
+			}
 			v.Add("subject", "%s", msg)
 		}
-		m.Subject = r.Subject
-	case !usesTemplate:
+		m.Subject = subject
+	case usesTemplate && len(tpl.Problems) > 0:
+		// Not rendered: the problems say why.
+	case usesTemplate:
+		v.Add("subject", "renders empty with these variables; a message needs a subject")
+	default:
 		v.Add("subject", "is required (1 to %d characters)", maxSubjectLength)
 	}
 
@@ -113,10 +134,12 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string) (*Mess
 		}
 	}
 
-	validateBody(&v, r, m)
-
-	if usesTemplate || r.Variables.present() {
-		v.Add("template", "templates arrive in a later release; send html and/or text instead of template and variables")
+	validateBody(&v, r, m, tpl)
+	if usesTemplate {
+		v.addDetails(tpl.Problems)
+		m.Template = tpl.Ref
+	} else if r.Variables.present() {
+		v.Add("variables", "are for a template: give template as well, or leave variables out")
 	}
 
 	m.Headers = validateHeaders(&v, r.Headers)
@@ -243,29 +266,38 @@ func checkHeaderText(s string) string {
 	return ""
 }
 
-// validateBody checks html and text and generates the text part when
-// only html is given, so that every message has a plain-text alternative.
-func validateBody(v *Validator, r *SendRequest, m *Message) {
+// validateBody checks html and text, the request's or its template's as
+// rendered, and generates the text part when only html is given, so that
+// every message has a plain-text alternative.
+func validateBody(v *Validator, r *SendRequest, m *Message, tpl *RenderedTemplate) {
+	html, text := r.HTML, r.Text
 	if r.Template != nil {
 		if r.HTML != "" || r.Text != "" {
 			v.Add("template", "cannot be combined with html or text; the template gives the content")
+			return
 		}
-		return
-	}
-	if r.HTML == "" && r.Text == "" {
+		if len(tpl.Problems) > 0 {
+			return
+		}
+		html, text = tpl.HTML, tpl.Text
+		if html == "" && text == "" {
+			v.Add("html", "the template renders no html and no text with these variables")
+			return
+		}
+	} else if html == "" && text == "" {
 		v.Add("html", "html or text is required (or both); with html alone a text part is generated from it")
 		return
 	}
-	ok := checkBodyPart(v, "html", r.HTML)
-	ok = checkBodyPart(v, "text", r.Text) && ok
+	ok := checkBodyPart(v, "html", html)
+	ok = checkBodyPart(v, "text", text) && ok
 	if !ok {
 		// Not rendered: turning megabytes of refused HTML into text
 		// would be work for nothing.
 		return
 	}
-	m.HTML, m.Text = r.HTML, r.Text
+	m.HTML, m.Text = html, text
 	if m.Text == "" {
-		m.Text = HTMLToText(r.HTML)
+		m.Text = HTMLToText(html)
 	}
 }
 

@@ -63,7 +63,7 @@ func validateSend(t *testing.T, r *mailroom.SendRequest, header string) (*mailro
 	if header != "" {
 		values = []string{header}
 	}
-	m, err := r.Validate(sendNow, values)
+	m, err := r.Validate(sendNow, values, nil)
 	if err == nil {
 		if m == nil {
 			t.Fatal("Validate returned neither a message nor an error")
@@ -116,6 +116,25 @@ func hasDetail(details []mailroom.FieldError, r refusal) bool {
 }
 
 // checkRefused validates and wants exactly the given details.
+// checkRefusedWith checks that r, with its template rendered as tpl, is
+// refused for exactly the problems want.
+func checkRefusedWith(t *testing.T, r *mailroom.SendRequest, tpl *mailroom.RenderedTemplate, want ...refusal) {
+	t.Helper()
+	_, err := r.Validate(sendNow, nil, tpl)
+	e, ok := err.(*mailroom.Error)
+	if !ok || e.Code != mailroom.ECodeValidation {
+		t.Fatalf("got %v, want a validation error", err)
+	}
+	for _, w := range want {
+		if !hasDetail(e.Details, w) {
+			t.Errorf("no detail %s[%d] mentioning %q in:%s", w.field, w.index, w.want, formatDetails(e.Details))
+		}
+	}
+	if len(e.Details) != len(want) {
+		t.Errorf("got %d details, want %d:%s", len(e.Details), len(want), formatDetails(e.Details))
+	}
+}
+
 func checkRefused(t *testing.T, r *mailroom.SendRequest, header string, want ...refusal) {
 	t.Helper()
 	m, details := validateSend(t, r, header)
@@ -329,9 +348,7 @@ func TestSendValidateRefuses(t *testing.T) {
 		{"no html and no text", map[string]any{"html": absent}, refusal{"html", -1, "html or text is required"}},
 		{"empty html and text", map[string]any{"html": "", "text": ""}, refusal{"html", -1, "html or text is required"}},
 		{"NUL in text", map[string]any{"text": "a\x00b"}, refusal{"text", -1, "NUL"}},
-		{"template", map[string]any{"template": "welcome", "html": absent}, refusal{"template", -1, "later release"}},
-		{"template alone", map[string]any{"template": "welcome", "html": absent, "from": absent, "subject": absent}, refusal{"template", -1, "later release"}},
-		{"variables", map[string]any{"variables": map[string]any{"name": "Ann"}}, refusal{"template", -1, "later release"}},
+		{"variables without template", map[string]any{"variables": map[string]any{"name": "Ann"}}, refusal{"variables", -1, "are for a template"}},
 		{"scheduledAt", map[string]any{"scheduledAt": "2026-11-23T10:00:00Z"}, refusal{"scheduledAt", -1, "later release"}},
 		{"idempotencyKey empty", map[string]any{"idempotencyKey": ""}, refusal{"idempotencyKey", -1, "must not be empty"}},
 	} {
@@ -341,11 +358,38 @@ func TestSendValidateRefuses(t *testing.T) {
 	}
 }
 
+// A template gives the bodies: a request that names one and gives html or
+// text as well is refused, however the template rendered.
 func TestSendValidateTemplateWithContent(t *testing.T) {
 	r := sendRequest(t, map[string]any{"template": "welcome", "text": "Hi"})
-	checkRefused(t, r, "",
-		refusal{"template", -1, "cannot be combined with html or text"},
-		refusal{"template", -1, "later release"})
+	rendered := &mailroom.RenderedTemplate{Ref: &mailroom.TemplateRef{ID: "tpl_1", Name: "welcome", Version: 1}, Subject: "S", Text: "T"}
+	_, err := r.Validate(sendNow, nil, rendered)
+	e, ok := err.(*mailroom.Error)
+	if !ok || len(e.Details) != 1 || e.Details[0].Field != "template" || !strings.Contains(e.Details[0].Message, "cannot be combined with html or text") {
+		t.Fatalf("got %v, want one problem on template", err)
+	}
+}
+
+// The template's subject, sender and bodies fill what the request leaves
+// out; the request's own subject and from win.
+func TestSendValidateTakesTheTemplatesContent(t *testing.T) {
+	rendered := &mailroom.RenderedTemplate{Ref: &mailroom.TemplateRef{ID: "tpl_1", Name: "welcome", Version: 3},
+		From: "Acme <hello@acme.example>", Subject: "Hi Ann", HTML: "<p>Hi <b>Ann</b></p>"}
+	r := sendRequest(t, map[string]any{"template": "welcome", "html": absent, "from": absent, "subject": absent})
+	m, err := r.Validate(sendNow, nil, rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.From.Address != "hello@acme.example" || m.Subject != "Hi Ann" || m.HTML != rendered.HTML || m.Text != "Hi Ann" || *m.Template != *rendered.Ref {
+		t.Fatalf("message %+v does not hold the template's content", m)
+	}
+	r = sendRequest(t, map[string]any{"template": "welcome", "html": absent, "subject": "Own subject", "from": "billing@acme.example"})
+	if m, err = r.Validate(sendNow, nil, rendered); err != nil || m.Subject != "Own subject" || m.From.Address != "billing@acme.example" {
+		t.Fatalf("the request's subject and from should win: %v %+v", err, m)
+	}
+	rendered.Subject = "line\r\nBcc: x@example.com"
+	r = sendRequest(t, map[string]any{"template": "welcome", "html": absent, "subject": absent})
+	checkRefusedWith(t, r, rendered, refusal{"subject", -1, "as rendered from the template"})
 }
 
 func TestSendValidateReportsEveryProblem(t *testing.T) {
@@ -378,7 +422,7 @@ func TestSendValidateReportsEveryProblem(t *testing.T) {
 		refusal{"scheduledAt", -1, "later release"},
 		refusal{"idempotencyKey", -1, "printable ASCII"},
 	)
-	_, err := r.Validate(sendNow, nil)
+	_, err := r.Validate(sendNow, nil, nil)
 	if msg := err.(*mailroom.Error).Message; !strings.HasPrefix(msg, "from: ") || !strings.Contains(msg, "(and 13 more)") {
 		t.Errorf("Message = %q", msg)
 	}

@@ -18,6 +18,7 @@ type Store interface {
 	EventStore
 	MessageStore
 	NodeStore
+	TemplateStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

@@ -33,6 +33,15 @@ func (v *Validator) AddAt(field string, index int, format string, args ...any) {
 	v.details = append(v.details, FieldError{Field: Excerpt(field, MaxFieldName), Message: fmt.Sprintf(format, excerptArgs(args)...), Index: &i})
 }
 
+// addDetails records problems found by another Validator.
+func (v *Validator) addDetails(details []FieldError) {
+	for _, d := range details {
+		if !v.full() {
+			v.details = append(v.details, d)
+		}
+	}
+}
+
 // full counts a problem that will not be listed.
 func (v *Validator) full() bool {
 	if len(v.details) < MaxDetails {

@@ -30,7 +30,7 @@ func TestValidationDetailsAreCapped(t *testing.T) {
 			t.Fatalf("detail %+v: want one of the attachments' problems", d)
 		}
 	}
-	_, err := r.Validate(sendNow, nil)
+	_, err := r.Validate(sendNow, nil, nil)
 	if e := err.(*mailroom.Error); !strings.Contains(e.Message, "(and 299 more)") {
 		t.Errorf("Message = %q, want it to count every problem", e.Message)
 	}

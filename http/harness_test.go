@@ -17,6 +17,7 @@ import (
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
@@ -104,13 +105,15 @@ func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...envOption) *env
 		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 	}
+	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: clk.Now}
 	srv := &mhttp.Server{
-		Store:    store,
-		Auth:     &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Domains:  domains,
-		Sender:   &mailroom.Sender{Store: store, Domains: domains, Now: clk.Now, Queued: deliverer.Wake},
-		Messages: &mailroom.MessageLog{Store: store, Signer: signer},
-		Log:      slog.New(slog.DiscardHandler),
+		Store:     store,
+		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Domains:   domains,
+		Sender:    &mailroom.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
+		Templates: templates,
+		Messages:  &mailroom.MessageLog{Store: store, Signer: signer},
+		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
 	for _, o := range opts {

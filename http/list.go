@@ -32,6 +32,7 @@ const (
 	scopeAPIKeys      = "api-keys"
 	scopeDomains      = "domains"
 	scopeSuppressions = "suppressions"
+	scopeTemplates    = "templates"
 )
 
 // pageParams reads ?limit= (1..100, default 20) and ?cursor=, which must

@@ -11,21 +11,21 @@ import (
 
 // messageJSON is a message of the email log (docs/api.md "The email log").
 type messageJSON struct {
-	ID             string            `json:"id"`
-	Status         string            `json:"status"`
-	From           string            `json:"from"`
-	To             []string          `json:"to"`
-	Cc             []string          `json:"cc"`
-	Bcc            []string          `json:"bcc"`
-	ReplyTo        []string          `json:"replyTo"`
-	Subject        string            `json:"subject"`
-	Category       string            `json:"category"`
-	Tags           map[string]string `json:"tags"`
-	Template       *string           `json:"template"`
-	IdempotencyKey *string           `json:"idempotencyKey"`
-	CreatedAt      string            `json:"createdAt"`
-	ScheduledAt    *string           `json:"scheduledAt"`
-	Recipients     []recipientJSON   `json:"recipients"`
+	ID             string                `json:"id"`
+	Status         string                `json:"status"`
+	From           string                `json:"from"`
+	To             []string              `json:"to"`
+	Cc             []string              `json:"cc"`
+	Bcc            []string              `json:"bcc"`
+	ReplyTo        []string              `json:"replyTo"`
+	Subject        string                `json:"subject"`
+	Category       string                `json:"category"`
+	Tags           map[string]string     `json:"tags"`
+	Template       *mailroom.TemplateRef `json:"template"`
+	IdempotencyKey *string               `json:"idempotencyKey"`
+	CreatedAt      string                `json:"createdAt"`
+	ScheduledAt    *string               `json:"scheduledAt"`
+	Recipients     []recipientJSON       `json:"recipients"`
 	// Events is the timeline, in GET /v1/messages/{id} only.
 	Events []eventJSON `json:"events,omitempty"`
 }
@@ -54,7 +54,7 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 	out := messageJSON{
 		ID: m.ID, Status: string(m.Status), From: formatAddress(m.From),
 		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
-		Subject: m.Subject, Category: string(m.Category), Tags: m.Tags,
+		Subject: m.Subject, Category: string(m.Category), Tags: m.Tags, Template: m.Template,
 		CreatedAt: timestamp(m.CreatedAt), ScheduledAt: optTimestamp(m.ScheduledAt),
 	}
 	if out.Tags == nil {
@@ -139,12 +139,13 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 
 // messageFilter reads and checks the log's query parameters.
 func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
-	if err := onceEach(r, "status", "category", "to", "from", "since", "until"); err != nil {
+	if err := onceEach(r, "status", "category", "to", "from", "since", "until", "template"); err != nil {
 		return mailroom.MessageFilter{}, err
 	}
 	q := r.URL.Query()
 	var v mailroom.Validator
-	f := mailroom.MessageFilter{Status: mailroom.MessageStatus(q.Get("status")), Category: mailroom.Category(q.Get("category"))}
+	f := mailroom.MessageFilter{Status: mailroom.MessageStatus(q.Get("status")), Category: mailroom.Category(q.Get("category")),
+		Template: q.Get("template")}
 	if f.Status != "" && !f.Status.Valid() {
 		v.Add("status", "not a message status")
 	}

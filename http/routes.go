@@ -44,6 +44,19 @@ func (s *Server) routes() http.Handler {
 	})
 	handle("/v1/domains/{domain}/verify", methods{"POST": s.authed(mailroom.ScopeDomains, s.verifyDomain)})
 
+	handle("/v1/templates", methods{
+		"GET":  s.authed(mailroom.ScopeTemplates, s.listTemplates),
+		"POST": s.authed(mailroom.ScopeTemplates, s.createTemplate),
+	})
+	handle("/v1/templates/{template}", methods{
+		"GET":    s.authed(mailroom.ScopeTemplates, s.getTemplate),
+		"PUT":    s.authed(mailroom.ScopeTemplates, s.updateTemplate),
+		"DELETE": s.authed(mailroom.ScopeTemplates, s.deleteTemplate),
+	})
+	handle("/v1/templates/{template}/versions", methods{"GET": s.authed(mailroom.ScopeTemplates, s.listTemplateVersions)})
+	handle("/v1/templates/{template}/versions/{version}", methods{"GET": s.authed(mailroom.ScopeTemplates, s.getTemplateVersion)})
+	handle("/v1/templates/{template}/render", methods{"POST": s.authed(mailroom.ScopeTemplates, s.renderTemplate)})
+
 	handle("/v1/send", methods{"POST": s.authed(mailroom.ScopeSend, s.send)})
 	handle("/v1/messages", methods{"GET": s.authed(mailroom.ScopeSend, s.listMessages)})
 	handle("/v1/messages/{messageId}", methods{"GET": s.authed(mailroom.ScopeSend, s.getMessage)})

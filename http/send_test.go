@@ -197,10 +197,10 @@ func TestSendRefusesBadInput(t *testing.T) {
 		"bad base64": {func(m map[string]any) {
 			m["attachments"] = []map[string]string{{"filename": "a.txt", "content": "!!!"}}
 		}, "attachments"},
-		"too many tags":    {func(m map[string]any) { m["tags"] = manyTags(11) }, "tags"},
-		"template not yet": {func(m map[string]any) { m["template"] = "welcome" }, "template"},
-		"51 recipients":    {func(m map[string]any) { m["bcc"] = addresses(50) }, "bcc"},
-		"keys differ":      {func(m map[string]any) { m["idempotencyKey"] = "a" }, "idempotencyKey"},
+		"too many tags":  {func(m map[string]any) { m["tags"] = manyTags(11) }, "tags"},
+		"empty template": {func(m map[string]any) { m["template"] = "" }, "template"},
+		"51 recipients":  {func(m map[string]any) { m["bcc"] = addresses(50) }, "bcc"},
+		"keys differ":    {func(m map[string]any) { m["idempotencyKey"] = "a" }, "idempotencyKey"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := base()

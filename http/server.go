@@ -18,12 +18,14 @@ import (
 // Server holds what the API handlers need. Build it with its fields set,
 // then call Handler once.
 type Server struct {
-	Store    mailroom.Store
-	Auth     *mailroom.Authenticator
-	Domains  *mailroom.Domains
-	Sender   *mailroom.Sender
-	Messages *mailroom.MessageLog
-	Log      *slog.Logger
+	Store   mailroom.Store
+	Auth    *mailroom.Authenticator
+	Domains *mailroom.Domains
+	Sender  *mailroom.Sender
+	// Templates is the saved-templates service (docs/api.md "Templates").
+	Templates *mailroom.Templates
+	Messages  *mailroom.MessageLog
+	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *mailroom.Suppressions
 	// Metrics receives the request metrics; nil keeps them unregistered.

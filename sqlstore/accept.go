@@ -72,12 +72,16 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 	if m.IdempotencyKey != "" {
 		key = m.IdempotencyKey
 	}
+	var templateID, templateName any
+	if m.Template != nil {
+		templateID, templateName = m.Template.ID, m.Template.Name
+	}
 	res, err := s.txExec(ctx, tx, `INSERT INTO messages (id, account_id, status, from_address, subject, category,
-		domain, idempotency_key, request_digest, content, envelope, created_at, scheduled_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		domain, idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
 		m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject, string(m.Category), m.Domain,
-		key, m.RequestDigest, content, envelope, micros(m.CreatedAt), microsOrNil(m.ScheduledAt))
+		key, m.RequestDigest, content, envelope, micros(m.CreatedAt), microsOrNil(m.ScheduledAt), templateID, templateName)
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "insert message")
 	}

@@ -17,6 +17,8 @@ type messageEnvelope struct {
 	Bcc     []mailroom.Address `json:"bcc,omitempty"`
 	ReplyTo []mailroom.Address `json:"replyTo,omitempty"`
 	Tags    map[string]string  `json:"tags,omitempty"`
+	// Template is the template version the message was rendered from.
+	Template *mailroom.TemplateRef `json:"template,omitempty"`
 }
 
 // messageContent is what a message row keeps as JSON: everything of the
@@ -33,11 +35,12 @@ type messageContent struct {
 }
 
 func envelopeOf(m *mailroom.Message) messageEnvelope {
-	return messageEnvelope{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Tags: m.Tags}
+	return messageEnvelope{From: m.From, To: m.To, Cc: m.Cc, Bcc: m.Bcc, ReplyTo: m.ReplyTo, Tags: m.Tags, Template: m.Template}
 }
 
 func (e messageEnvelope) fill(m *mailroom.Message) {
 	m.From, m.To, m.Cc, m.Bcc, m.ReplyTo, m.Tags = e.From, e.To, e.Cc, e.Bcc, e.ReplyTo, e.Tags
+	m.Template = e.Template
 }
 
 func encodeContent(m *mailroom.Message) (string, error) {

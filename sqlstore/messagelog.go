@@ -158,6 +158,14 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 	if f.Category != "" {
 		add("category = ?", string(f.Category))
 	}
+	switch {
+	case strings.HasPrefix(f.Template, mailroom.PrefixTemplate):
+		add("template_id = ?", f.Template)
+	case f.Template != "":
+		// The name the template had when the message was sent: a
+		// deleted template's messages are still found by it.
+		add("template_name = ?", f.Template)
+	}
 	if f.Since != nil {
 		add("created_at >= ?", micros(*f.Since))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/cluster"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/tlscert"
@@ -37,6 +38,7 @@ type serveConfig struct {
 	hostname      string
 	metricsListen string
 	logFormat     string
+	maxTemplates  int
 }
 
 // The default HTTPS addresses: every interface in production, loopback
@@ -60,6 +62,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	fs.StringVar(&c.secretKey, "secret-key", "", "`BASE64` of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
 	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "this host's fully qualified `NAME`: EHLO, Message-ID fallbacks, the self-signed certificate and the default SPF and MX records name it")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "the `HOST:PORT` of Prometheus metrics and pprof; empty disables")
+	fs.IntVar(&c.maxTemplates, "max-templates", mailroom.DefaultMaxTemplates, "how many templates one account may have")
 	fs.StringVar(&c.logFormat, "log-format", "", "the log `FORMAT`, text or json (default: text with --dev, json otherwise)")
 	rest, err := c0.parse(fs, args, stdout)
 	if err != nil {
@@ -129,6 +132,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
+	if c.maxTemplates < 1 {
+		return usageError{"--max-templates must be at least 1"}
+	}
+	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates}
+	svc.sender.Templates = templates
 
 	cert, certNote, err := c.certificate()
 	if err != nil {
@@ -181,6 +189,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Auth:         &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
 		Domains:      domains,
 		Sender:       svc.sender,
+		Templates:    templates,
 		Messages:     svc.messages,
 		Suppressions: newSuppressions(store),
 		Limiter:      limiter,

@@ -1,0 +1,216 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mailroom/mailroom"
+)
+
+// templateColumns are a template joined with one of its versions (t and v).
+const templateColumns = `t.id, t.account_id, t.name, v.version, v.description, v.subject, v.html, v.text,
+	v.from_address, v.variables, t.created_at, v.created_at`
+
+// byIDOrName is the WHERE clause that finds an account's template ($1) by
+// id or name ($2): a name never starts with "tpl_" (mailroom's rule), so
+// the two cannot meet.
+func byIDOrName(idOrName string) string {
+	if strings.HasPrefix(idOrName, mailroom.PrefixTemplate) {
+		return `t.account_id = $1 AND t.id = $2`
+	}
+	return `t.account_id = $1 AND t.name = $2`
+}
+
+func templateNotFound(idOrName string) error {
+	return mailroom.Errorf(mailroom.ECodeNotFound, "No template %q in this account.", idOrName)
+}
+
+// CreateTemplate inserts t and its first version, if the account has
+// fewer than max templates. On PostgreSQL the account's row is locked
+// first, so that concurrent creates count one after the other.
+func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max int) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.engine.LockRows, t.AccountID).Scan(new(string)); err != nil {
+			return s.wrap(err, "lock account")
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM templates WHERE account_id = $1`, t.AccountID).Scan(&n); err != nil {
+			return s.wrap(err, "count templates")
+		}
+		if n >= max {
+			var v mailroom.Validator
+			v.Add("name", "this account has %d templates, the most it may have; delete one first (the operator sets the limit with serve --max-templates)", n)
+			return v.Err()
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO templates (id, account_id, name, version, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.AccountID, t.Name, t.Version, micros(t.CreatedAt), micros(t.UpdatedAt))
+		if err != nil && s.engine.IsUniqueViolation(err) {
+			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has a template named %q.", t.Name)
+		}
+		if err != nil {
+			return s.wrap(err, "create template")
+		}
+		return s.insertTemplateVersion(ctx, tx, t)
+	})
+}
+
+func (s *Store) insertTemplateVersion(ctx context.Context, tx *sql.Tx, t *mailroom.Template) error {
+	variables, err := json.Marshal(t.Variables)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO template_versions (template_id, version, description, subject, html,
+		text, from_address, variables, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		t.ID, t.Version, t.Description, t.Subject, t.HTML, t.Text, t.From, string(variables), micros(t.UpdatedAt))
+	return s.wrap(err, "insert template version")
+}
+
+// UpdateTemplate stores the next version. The UPDATE takes the version
+// number under the row's lock, so concurrent updates each get their own.
+func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var created int64
+		err := tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3
+			WHERE id = $1 AND account_id = $2 RETURNING version, name, created_at`,
+			t.ID, t.AccountID, micros(t.UpdatedAt)).Scan(&t.Version, &t.Name, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return templateNotFound(t.ID)
+		}
+		if err != nil {
+			return s.wrap(err, "update template")
+		}
+		t.CreatedAt = fromMicros(created)
+		return s.insertTemplateVersion(ctx, tx, t)
+	})
+}
+
+// Template reads an account's template in its current version.
+func (s *Store) Template(ctx context.Context, accountID, idOrName string) (*mailroom.Template, error) {
+	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates t
+		JOIN template_versions v ON v.template_id = t.id AND v.version = t.version
+		WHERE `+byIDOrName(idOrName), accountID, idOrName))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, templateNotFound(idOrName)
+	}
+	return t, s.wrap(err, "find template")
+}
+
+// CurrentTemplateVersion reads the id, name and version of an account's
+// template: one indexed row, no content.
+func (s *Store) CurrentTemplateVersion(ctx context.Context, accountID, idOrName string) (*mailroom.TemplateRef, error) {
+	var ref mailroom.TemplateRef
+	err := s.read.QueryRowContext(ctx, `SELECT t.id, t.name, t.version FROM templates t WHERE `+byIDOrName(idOrName),
+		accountID, idOrName).Scan(&ref.ID, &ref.Name, &ref.Version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, templateNotFound(idOrName)
+	}
+	return &ref, s.wrap(err, "find template")
+}
+
+// TemplateVersion reads one version of an account's template.
+func (s *Store) TemplateVersion(ctx context.Context, accountID, id string, version int) (*mailroom.Template, error) {
+	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates t
+		JOIN template_versions v ON v.template_id = t.id
+		WHERE t.account_id = $1 AND t.id = $2 AND v.version = $3`, accountID, id, version))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No version %d of template %q in this account.", version, id)
+	}
+	return t, s.wrap(err, "find template version")
+}
+
+// ListTemplates lists an account's templates, newest first, each in its
+// current version.
+func (s *Store) ListTemplates(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Template, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates t
+		JOIN template_versions v ON v.template_id = t.id AND v.version = t.version
+		WHERE t.account_id = $1 AND (t.created_at < $2 OR (t.created_at = $2 AND t.id < $3))
+		ORDER BY t.created_at DESC, t.id DESC LIMIT $4`, accountID, after.at, after.id, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list templates")
+	}
+	out, err := collect(rows, scanTemplate)
+	if err != nil {
+		return nil, "", s.wrap(err, "list templates")
+	}
+	out, next := trimPage(out, limit, func(x *mailroom.Template) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
+	return out, next, nil
+}
+
+// ListTemplateVersions lists a template's versions, newest first. The
+// cursor's id is the version number.
+func (s *Store) ListTemplateVersions(ctx context.Context, accountID, idOrName string, p mailroom.Page) ([]*mailroom.Template, string, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	below := int64(1<<31 - 1)
+	if after.id != "" {
+		below = after.at
+	}
+	ref, err := s.CurrentTemplateVersion(ctx, accountID, idOrName)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates t
+		JOIN template_versions v ON v.template_id = t.id
+		WHERE t.account_id = $1 AND t.id = $2 AND v.version < $3
+		ORDER BY v.version DESC LIMIT $4`, accountID, ref.ID, below, limit+1)
+	if err != nil {
+		return nil, "", s.wrap(err, "list template versions")
+	}
+	out, err := collect(rows, scanTemplate)
+	if err != nil {
+		return nil, "", s.wrap(err, "list template versions")
+	}
+	out, next := trimPage(out, limit, func(x *mailroom.Template) cursor { return cursor{at: int64(x.Version), id: x.ID} })
+	return out, next, nil
+}
+
+// DeleteTemplate removes a template and its versions.
+func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var id string
+		err := tx.QueryRowContext(ctx, `SELECT t.id FROM templates t WHERE `+byIDOrName(idOrName)+s.engine.LockRows,
+			accountID, idOrName).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return templateNotFound(idOrName)
+		}
+		if err != nil {
+			return s.wrap(err, "delete template")
+		}
+		// Versions first: SQLite enforces the foreign key only when told to.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM template_versions WHERE template_id = $1`, id); err != nil {
+			return s.wrap(err, "delete template versions")
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM templates WHERE id = $1`, id)
+		return s.wrap(err, "delete template")
+	})
+}
+
+func scanTemplate(row scanner) (*mailroom.Template, error) {
+	var t mailroom.Template
+	var variables string
+	var created, updated int64
+	if err := row.Scan(&t.ID, &t.AccountID, &t.Name, &t.Version, &t.Description, &t.Subject, &t.HTML, &t.Text,
+		&t.From, &variables, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(variables), &t.Variables); err != nil {
+		return nil, fmt.Errorf("template %s variables: %w", t.ID, err)
+	}
+	if t.Variables == nil {
+		t.Variables = []string{}
+	}
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &t, nil
+}

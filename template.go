@@ -1,0 +1,86 @@
+package mailroom
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Template is a saved template in one of its versions (docs/api.md
+// "Templates"): the Mustache sources of a message's subject and bodies, and
+// optionally its sender. Every PUT makes a new version; the earlier ones stay
+// readable, and messages name the version they were rendered from.
+type Template struct {
+	ID        string // "tpl_…"
+	AccountID string
+	// Name is the template's slug, unique in its account; sends and routes
+	// may name a template by it instead of its id.
+	Name        string
+	Description string
+	Subject     string
+	HTML        string
+	Text        string
+	// From is the sender a send uses when it gives none; "" for none.
+	From string
+	// Version counts from 1; each PUT adds one.
+	Version int
+	// Variables lists every name the sources use, dotted names whole,
+	// sorted (docs/api.md "Templates").
+	Variables []string
+	// CreatedAt is when the template was created; UpdatedAt when this
+	// version was saved.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Ref is what a message records of the template it was rendered from.
+func (t *Template) Ref() *TemplateRef {
+	return &TemplateRef{ID: t.ID, Name: t.Name, Version: t.Version}
+}
+
+// TemplateRef names one version of a template: what the email log shows of a
+// message sent with a template. The name is the one the template had then.
+type TemplateRef struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+}
+
+// TemplateStore keeps templates and all their versions.
+type TemplateStore interface {
+	// CreateTemplate inserts t as version 1. A name the account already
+	// has is ECodeAlreadyExists; an account that already has max templates
+	// gets ECodeValidation.
+	CreateTemplate(ctx context.Context, t *Template, max int) error
+	// UpdateTemplate stores t's content as the next version of the
+	// account's template t.ID, and sets t.Version, t.Name, t.CreatedAt and
+	// t.UpdatedAt to what was stored. Concurrent updates each get a version
+	// of their own, in the order they commit. A deleted template is
+	// ECodeNotFound.
+	UpdateTemplate(ctx context.Context, t *Template) error
+	// Template finds an account's template by id ("tpl_…") or name, in its
+	// current version.
+	Template(ctx context.Context, accountID, idOrName string) (*Template, error)
+	// CurrentTemplateVersion is the id, name and current version alone of an
+	// account's template (by id or name): what a send reads before it
+	// looks in the parsed-template cache.
+	CurrentTemplateVersion(ctx context.Context, accountID, idOrName string) (*TemplateRef, error)
+	// TemplateVersion reads one version of an account's template by id.
+	TemplateVersion(ctx context.Context, accountID, id string, version int) (*Template, error)
+	// ListTemplates lists an account's templates, current versions, newest
+	// first.
+	ListTemplates(ctx context.Context, accountID string, page Page) ([]*Template, string, error)
+	// ListTemplateVersions lists the versions of an account's template
+	// (by id or name), newest first.
+	ListTemplateVersions(ctx context.Context, accountID, idOrName string, page Page) ([]*Template, string, error)
+	// DeleteTemplate removes an account's template (by id or name) and all
+	// its versions. Messages sent with it keep what they recorded.
+	DeleteTemplate(ctx context.Context, accountID, idOrName string) error
+}
+
+// sortedUnique returns the strings of list sorted, each once.
+func sortedUnique(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,176 @@
+package mailroom
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// RenderedTemplate is a template rendered for one send or render request:
+// what the message will hold, or the problems that stop it.
+type RenderedTemplate struct {
+	Ref     *TemplateRef
+	From    string // the template's sender, "" for none
+	Subject string
+	HTML    string
+	Text    string
+	// Problems are the request's mistakes found while rendering (a
+	// missing variable, a rendering past the limits), reported with the
+	// rest of the request's.
+	Problems []FieldError
+}
+
+// parsedTemplate is one template version, parsed: what the cache keeps.
+type parsedTemplate struct {
+	ref                 TemplateRef
+	from                string
+	subject, html, text ParsedSource // html or text may be nil
+	// required maps each name that must be given to the first field
+	// whose source needs it.
+	required []requiredName
+}
+
+type requiredName struct{ name, field string }
+
+// parseTemplate parses every source of t. A source that does not parse is
+// a validation error on its field, saying the line and column.
+func parseTemplate(engine TemplateEngine, t *Template) (*parsedTemplate, SourceNames, error) {
+	p := &parsedTemplate{ref: *t.Ref(), from: t.From}
+	var v Validator
+	var all SourceNames
+	seen := map[string]bool{}
+	for _, part := range []struct {
+		field, source string
+		html          bool
+		dst           *ParsedSource
+	}{{"subject", t.Subject, false, &p.subject}, {"html", t.HTML, true, &p.html}, {"text", t.Text, false, &p.text}} {
+		if part.source == "" && part.field != "subject" {
+			continue
+		}
+		parsed, err := engine.Parse(part.source, part.html)
+		var syntax *TemplateSyntaxError
+		switch {
+		case errors.As(err, &syntax):
+			v.Add(part.field, "does not parse as Mustache: %s", syntax.Error())
+			continue
+		case err != nil:
+			return nil, all, err
+		}
+		*part.dst = parsed
+		names := parsed.Names()
+		all.Used = append(all.Used, names.Used...)
+		for _, name := range names.Required {
+			if !seen[name] {
+				seen[name] = true
+				p.required = append(p.required, requiredName{name, part.field})
+				all.Required = append(all.Required, name)
+			}
+		}
+	}
+	return p, all, v.Err()
+}
+
+// render renders the template with the variables of a request (raw JSON
+// text, or nil for none). Every required name that the variables lack is
+// a problem of its own, all reported at once.
+func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
+	out := &RenderedTemplate{Ref: &TemplateRef{ID: p.ref.ID, Name: p.ref.Name, Version: p.ref.Version}, From: p.from}
+	var v Validator
+	vars, ok := decodeVariables(&v, raw)
+	if ok {
+		for _, r := range p.required {
+			if !given(vars, r.name) {
+				v.Add("variables."+r.name, "is used by the template's %s and must be given (null counts as not given)", r.field)
+			}
+		}
+	}
+	if v.Err() == nil {
+		blankNulls(vars)
+		out.Subject = renderPart(&v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax)
+		out.HTML = renderPart(&v, "html", p.html, vars, MaxBodyPartBytes)
+		out.Text = renderPart(&v, "text", p.text, vars, MaxBodyPartBytes)
+	}
+	if err, ok := v.Err().(*Error); ok {
+		out.Problems = err.Details
+	}
+	return out
+}
+
+// renderPart renders one source within limit octets.
+func renderPart(v *Validator, field string, src ParsedSource, vars map[string]any, limit int) string {
+	if src == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	err := src.Render(&renderLimit{w: &buf, bytes: limit, steps: maxRenderSteps}, vars)
+	switch {
+	case errors.Is(err, errRenderTooLarge):
+		v.Add(field, "renders to more than %d octets (or more than %d pieces of text) with these variables; check the lists its sections repeat over", limit, maxRenderSteps)
+		return ""
+	case err != nil:
+		v.Add(field, "cannot be rendered with these variables: %s", err.Error())
+		return ""
+	}
+	return buf.String()
+}
+
+// decodeVariables decodes the variables object (at most MaxVariablesBytes)
+// with numbers kept as their text: 12345678901234567890 renders as sent.
+func decodeVariables(v *Validator, raw Variables) (map[string]any, bool) {
+	vars := map[string]any{}
+	if !raw.present() {
+		return vars, true
+	}
+	if len(raw) > MaxVariablesBytes {
+		v.Add("variables", "has %d octets of JSON; at most %d (256 KiB) are allowed", len(raw), MaxVariablesBytes)
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&vars); err != nil {
+		// Cannot happen for variables decoded from a request.
+		v.Add("variables", "must be a JSON object")
+		return nil, false
+	}
+	return vars, true
+}
+
+// given reports whether the dotted name leads to a value that is not null.
+func given(vars map[string]any, name string) bool {
+	var cur any = vars
+	for part := range strings.SplitSeq(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return cur != nil
+}
+
+// blankNulls replaces every null with "": rendered as nothing, and false
+// for a section, as Mustache means (the library would print "<nil>").
+func blankNulls(x any) {
+	switch x := x.(type) {
+	case map[string]any:
+		for k, v := range x {
+			if v == nil {
+				x[k] = ""
+			} else {
+				blankNulls(v)
+			}
+		}
+	case []any:
+		for i, v := range x {
+			if v == nil {
+				x[i] = ""
+			} else {
+				blankNulls(v)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package mailroom
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a template (docs/api.md "Templates").
+const (
+	// MaxTemplatePartBytes bounds a template's html and its text, each.
+	MaxTemplatePartBytes = 1 << 20
+	// DefaultMaxTemplates is how many templates an account may have unless
+	// the operator says otherwise (serve --max-templates).
+	DefaultMaxTemplates = 1000
+	// MaxVariablesBytes bounds the variables object of a send or render.
+	MaxVariablesBytes = 256 << 10
+	maxTemplateName   = 64
+	maxDescription    = 1000 // characters
+)
+
+// TemplateRequest is the body of POST /v1/templates and of PUT
+// /v1/templates/{idOrName}, as decoded from JSON.
+type TemplateRequest struct {
+	Name        *string `json:"name,omitempty"`
+	Description string  `json:"description,omitempty"`
+	Subject     string  `json:"subject,omitempty"`
+	HTML        string  `json:"html,omitempty"`
+	Text        string  `json:"text,omitempty"`
+	From        string  `json:"from,omitempty"`
+}
+
+// validate checks the request's fields that need no parsing and returns
+// the template it describes, without id, account, version or times. On a
+// PUT, current is the template it replaces: the name may be left out, and
+// may not change.
+func (r *TemplateRequest) validate(v *Validator, current *Template) *Template {
+	t := &Template{Description: r.Description, Subject: r.Subject, HTML: r.HTML, Text: r.Text, From: r.From}
+	switch {
+	case r.Name == nil && current != nil:
+		t.Name = current.Name
+	case r.Name == nil:
+		v.Add("name", "is required: a slug such as %q, unique in the account", "password-reset")
+	case current != nil && *r.Name != current.Name:
+		v.Add("name", "cannot change: this template is %q; create a new template under the new name", current.Name)
+	default:
+		if msg := checkTemplateName(*r.Name); msg != "" {
+			v.Add("name", "%s", msg)
+		}
+		t.Name = *r.Name
+	}
+	if n := utf8.RuneCountInString(r.Description); n > maxDescription {
+		v.Add("description", "has %d characters; at most %d are allowed", n, maxDescription)
+	}
+	switch {
+	case r.Subject == "":
+		v.Add("subject", "is required (a Mustache source, such as %q)", "Welcome, {{name}}")
+	default:
+		if msg := checkSubject(r.Subject); msg != "" {
+			v.Add("subject", "%s", msg)
+		}
+	}
+	if r.HTML == "" && r.Text == "" {
+		v.Add("html", "html or text is required (or both); with html alone a text part is generated from each rendering")
+	}
+	for _, part := range []struct{ field, source string }{{"html", r.HTML}, {"text", r.Text}} {
+		if len(part.source) > MaxTemplatePartBytes {
+			v.Add(part.field, "has %d octets; at most %d (1 MiB) are allowed in a template", len(part.source), MaxTemplatePartBytes)
+		} else if strings.IndexByte(part.source, 0) >= 0 {
+			v.Add(part.field, "must not contain NUL characters")
+		}
+	}
+	if r.From != "" {
+		if a, problem := parseAddress(r.From); problem != "" {
+			v.Add("from", "%s", problem)
+		} else {
+			t.From = formatMailbox(a)
+		}
+	}
+	return t
+}
+
+// checkTemplateName applies the slug rule of docs/api.md "Templates". A
+// name may not look like an id: "tpl_…" names a template by its id.
+func checkTemplateName(name string) string {
+	ok := name != "" && len(name) <= maxTemplateName
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case (c == '-' || c == '_') && i > 0:
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Sprintf("must be a slug: 1 to %d characters of a-z, 0-9, '-' and '_', starting with a letter or digit", maxTemplateName)
+	}
+	if strings.HasPrefix(name, PrefixTemplate) {
+		return fmt.Sprintf("must not start with %q, which names a template by its id", PrefixTemplate)
+	}
+	return ""
+}
+
+// formatMailbox writes an address as a client would give it again, so
+// that the template's from reads back as it was meant.
+func formatMailbox(a Address) string {
+	if a.Name == "" {
+		return a.Address
+	}
+	name := a.Name
+	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
+		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+	}
+	return name + " <" + a.Address + ">"
+}
