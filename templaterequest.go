@@ -102,6 +102,19 @@ func checkTemplateName(name string) string {
 	return ""
 }
 
+// CheckTemplateRef says what is wrong with a template's id or name as a
+// client gives it (a send's template, the log's ?template= filter), or ""
+// when it could name a template.
+func CheckTemplateRef(ref string) string {
+	if id, ok := strings.CutPrefix(ref, PrefixTemplate); ok {
+		if id == "" || len(ref) > maxTemplateName+len(PrefixTemplate) {
+			return "is not a template id"
+		}
+		return ""
+	}
+	return checkTemplateName(ref)
+}
+
 // formatMailbox writes an address as a client would give it again, so
 // that the template's from reads back as it was meant.
 func formatMailbox(a Address) string {

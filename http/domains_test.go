@@ -30,7 +30,7 @@ type domainBody struct {
 	NextCheckAt   *string              `json:"nextCheckAt"`
 }
 
-func decodeDomain(t *testing.T, r *apitest.Response) domainBody {
+func decodeDomain(t testing.TB, r *apitest.Response) domainBody {
 	t.Helper()
 	var d domainBody
 	if err := json.Unmarshal(r.Body, &d); err != nil {
@@ -61,7 +61,7 @@ func (e *env) publish(d domainBody) {
 	}
 }
 
-func (e *env) domainCall(t *testing.T, method, path, key string, body any) *apitest.Response {
+func (e *env) domainCall(t testing.TB, method, path, key string, body any) *apitest.Response {
 	t.Helper()
 	return e.Do(apitest.Request{Method: method, Path: path, Key: key, Body: body})
 }

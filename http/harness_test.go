@@ -63,7 +63,7 @@ func (c *clock) Now() time.Time {
 
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-func newEnv(t *testing.T, e storetest.Engine) *env {
+func newEnv(t testing.TB, e storetest.Engine) *env {
 	return newEnvWithStore(t, e.Open(t))
 }
 
@@ -71,7 +71,7 @@ func newEnv(t *testing.T, e storetest.Engine) *env {
 type envOption func(*mhttp.Server, *delivery.Deliverer)
 
 // newEnvWithStore builds the environment over store, adjusted by opts.
-func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...envOption) *env {
+func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env {
 	t.Helper()
 	usage := mailroom.NewKeyUsage(store, slog.Default())
 	world := dnstest.Start(t)
@@ -138,7 +138,7 @@ func newEnvWithStore(t *testing.T, store mailroom.Store, opts ...envOption) *env
 }
 
 // newKey stores a key for acct and returns the full key.
-func (e *env) newKey(t *testing.T, acct *mailroom.Account, scopes mailroom.Scopes) string {
+func (e *env) newKey(t testing.TB, acct *mailroom.Account, scopes mailroom.Scopes) string {
 	t.Helper()
 	full, k := mailroom.NewAPIKey(acct.ID, "test", scopes, time.Now())
 	if err := e.store.CreateAPIKey(context.Background(), k); err != nil {

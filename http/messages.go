@@ -165,6 +165,12 @@ func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
 			*p.dst = a.Address
 		}
 	}
+	if f.Template != "" {
+		// A value no template can have would match nothing, silently.
+		if msg := mailroom.CheckTemplateRef(f.Template); msg != "" {
+			v.Add("template", "must be a template's id (tpl_…) or name: it %s", msg)
+		}
+	}
 	f.Tags = mailroom.ParseTagFilters(&v, "tag", q["tag"])
 	for _, p := range []struct {
 		name string

@@ -21,7 +21,7 @@ import (
 )
 
 // verifiedDomain adds name, publishes its records and verifies it.
-func (e *env) verifiedDomain(t *testing.T, name string) domainBody {
+func (e *env) verifiedDomain(t testing.TB, name string) domainBody {
 	t.Helper()
 	d := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": name}))
 	e.publish(d)

@@ -37,28 +37,29 @@ func syntaxError(source string, pe cbmustache.ParseError) *mailroom.TemplateSynt
 	return &mailroom.TemplateSyntaxError{Line: line, Column: col, Problem: problem}
 }
 
-// locate finds the last "{{" followed by the pattern after on line (from 1;
-// 0 means the first line that has one) and returns its line and column,
-// counted in characters from 1; line and column 1 if there is none.
+// locate finds the last "{{" followed by the pattern after on line (from
+// 1), or on the nearest line above it that has one (a standalone tag's line
+// break is read with the tag, so the library may count the next line), and
+// returns its line and column, counted in characters from 1. Line 0 means
+// the first line that has one; line and column 1 if none has.
 func locate(source string, line int, after string) (int, int) {
 	re := regexp.MustCompile(`\{\{` + after)
 	lines := strings.Split(source, "\n")
-	for i, text := range lines {
-		if line != 0 && i+1 != line {
-			continue
-		}
-		if all := re.FindAllStringIndex(text, -1); len(all) > 0 {
-			start := all[len(all)-1][0]
-			if line == 0 {
-				start = all[0][0]
+	if line == 0 {
+		for i, text := range lines {
+			if loc := re.FindStringIndex(text); loc != nil {
+				return i + 1, utf8.RuneCountInString(text[:loc[0]]) + 1
 			}
-			return i + 1, utf8.RuneCountInString(text[:start]) + 1
 		}
-		if line != 0 {
-			return line, 1
+		return 1, 1
+	}
+	for i := min(line, len(lines)) - 1; i >= 0; i-- {
+		if all := re.FindAllStringIndex(lines[i], -1); len(all) > 0 {
+			start := all[len(all)-1][0]
+			return i + 1, utf8.RuneCountInString(lines[i][:start]) + 1
 		}
 	}
-	return max(line, 1), 1
+	return line, 1
 }
 
 func regexpQuote(s string) string { return regexp.QuoteMeta(s) }
