@@ -14,7 +14,7 @@ type Sender struct {
 	Domains *Domains
 	// Templates renders the templates that sends name.
 	Templates *Templates
-	Now     func() time.Time
+	Now       func() time.Time
 	// Queued is told when a message is queued for delivery now, so that
 	// the local worker starts at once instead of at its next poll.
 	Queued func()

@@ -48,7 +48,8 @@ type TemplateRef struct {
 
 // TemplateStore keeps templates and all their versions.
 type TemplateStore interface {
-	// CreateTemplate inserts t as version 1. A name the account already
+	// CreateTemplate inserts t as version 1 (and sets t.Version). A name
+	// the account already
 	// has is ECodeAlreadyExists; an account that already has max templates
 	// gets ECodeValidation.
 	CreateTemplate(ctx context.Context, t *Template, max int) error

@@ -29,13 +29,18 @@ func templateNotFound(idOrName string) error {
 	return mailroom.Errorf(mailroom.ECodeNotFound, "No template %q in this account.", idOrName)
 }
 
-// CreateTemplate inserts t and its first version, if the account has
+// CreateTemplate inserts t and its first version (setting t.Version to 1
+// and its times to the microseconds stored), if the account has
 // fewer than max templates. On PostgreSQL the account's row is locked
 // first, so that concurrent creates count one after the other.
 func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max int) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.engine.LockRows, t.AccountID).Scan(new(string)); err != nil {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.engine.LockRows, t.AccountID).Scan(new(string))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", t.AccountID)
+		}
+		if err != nil {
 			return s.wrap(err, "lock account")
 		}
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM templates WHERE account_id = $1`, t.AccountID).Scan(&n); err != nil {
@@ -46,7 +51,9 @@ func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max in
 			v.Add("name", "this account has %d templates, the most it may have; delete one first (the operator sets the limit with serve --max-templates)", n)
 			return v.Err()
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO templates (id, account_id, name, version, created_at, updated_at)
+		t.Version = 1
+		t.CreatedAt, t.UpdatedAt = fromMicros(micros(t.CreatedAt)), fromMicros(micros(t.UpdatedAt))
+		_, err = tx.ExecContext(ctx, `INSERT INTO templates (id, account_id, name, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.AccountID, t.Name, t.Version, micros(t.CreatedAt), micros(t.UpdatedAt))
 		if err != nil && s.engine.IsUniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has a template named %q.", t.Name)
@@ -83,7 +90,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error 
 		if err != nil {
 			return s.wrap(err, "update template")
 		}
-		t.CreatedAt = fromMicros(created)
+		t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(micros(t.UpdatedAt))
 		return s.insertTemplateVersion(ctx, tx, t)
 	})
 }
@@ -100,10 +107,11 @@ func (s *Store) Template(ctx context.Context, accountID, idOrName string) (*mail
 }
 
 // CurrentTemplateVersion reads the id, name and version of an account's
-// template: one indexed row, no content.
+// template: one indexed row, no content, by a prepared statement (it is on
+// every templated send's path).
 func (s *Store) CurrentTemplateVersion(ctx context.Context, accountID, idOrName string) (*mailroom.TemplateRef, error) {
 	var ref mailroom.TemplateRef
-	err := s.read.QueryRowContext(ctx, `SELECT t.id, t.name, t.version FROM templates t WHERE `+byIDOrName(idOrName),
+	err := s.readRow(ctx, `SELECT t.id, t.name, t.version FROM templates t WHERE `+byIDOrName(idOrName),
 		accountID, idOrName).Scan(&ref.ID, &ref.Name, &ref.Version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, templateNotFound(idOrName)

@@ -502,4 +502,3 @@ func testTemplateDelete(t *testing.T, s mailroom.Store) {
 		t.Fatalf("after the deletes the account lists %d templates, want only the recreated one", len(list))
 	}
 }
-
