@@ -22,6 +22,11 @@ type Template struct {
 	Text        string
 	// From is the sender a send uses when it gives none; "" for none.
 	From string
+	// Layout is the template version this one is wrapped in, nil for
+	// none: its {{{content}}} is this template's rendering. The version
+	// is the layout's current one when this version was saved, so that
+	// editing a layout changes no template until it is saved again.
+	Layout *TemplateRef
 	// Version counts from 1; each PUT adds one.
 	Version int
 	// Variables lists every name the sources use, dotted names whole,

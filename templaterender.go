@@ -30,6 +30,30 @@ type parsedTemplate struct {
 	// required maps each name that must be given to the first field
 	// whose source needs it.
 	required []requiredName
+	// layout is the layout version it is wrapped in, parsed; nil for none.
+	layout *parsedTemplate
+}
+
+// layoutContent is the name under which a layout inserts what it wraps.
+const layoutContent = "content"
+
+// allRequired lists the names the template and its layouts need, each
+// once, the template's first.
+func (p *parsedTemplate) allRequired() []requiredName {
+	out := p.required
+	seen := map[string]bool{layoutContent: true}
+	for _, r := range p.required {
+		seen[r.name] = true
+	}
+	for l := p.layout; l != nil; l = l.layout {
+		for _, r := range l.required {
+			if !seen[r.name] {
+				seen[r.name] = true
+				out = append(out, requiredName{r.name, "layout " + l.ref.Name + "'s " + r.field})
+			}
+		}
+	}
+	return out
 }
 
 type requiredName struct{ name, field string }
@@ -80,7 +104,7 @@ func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 	var v Validator
 	vars, ok := decodeVariables(&v, raw)
 	if ok {
-		for _, r := range p.required {
+		for _, r := range p.allRequired() {
 			if !given(vars, r.name) {
 				v.Add("variables."+r.name, "is used by the template's %s and must be given (null counts as not given)", r.field)
 			}
@@ -91,11 +115,29 @@ func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 		out.Subject = renderPart(&v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax)
 		out.HTML = renderPart(&v, "html", p.html, vars, MaxBodyPartBytes)
 		out.Text = renderPart(&v, "text", p.text, vars, MaxBodyPartBytes)
+		for l := p.layout; l != nil; l = l.layout {
+			out.HTML = wrap(&v, "html", l.html, vars, out.HTML)
+			out.Text = wrap(&v, "text", l.text, vars, out.Text)
+		}
 	}
 	if err, ok := v.Err().(*Error); ok {
 		out.Problems = err.Details
 	}
 	return out
+}
+
+// wrap renders a layout's source around content, a part already
+// rendered; a part the template lacks, or the layout lacks, stays as it is.
+func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, content string) string {
+	if layout == nil || content == "" {
+		return content
+	}
+	inner := make(map[string]any, len(vars)+1)
+	for k, val := range vars {
+		inner[k] = val
+	}
+	inner[layoutContent] = content
+	return renderPart(v, field, layout, inner, MaxBodyPartBytes)
 }
 
 // renderPart renders one source within limit octets.

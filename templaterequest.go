@@ -28,6 +28,8 @@ type TemplateRequest struct {
 	HTML        string  `json:"html,omitempty"`
 	Text        string  `json:"text,omitempty"`
 	From        string  `json:"from,omitempty"`
+	// Layout names the template to wrap this one in (id or name).
+	Layout *string `json:"layout,omitempty"`
 }
 
 // validate checks the request's fields that need no parsing and returns

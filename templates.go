@@ -2,6 +2,7 @@ package mailroom
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -22,7 +23,7 @@ type Templates struct {
 
 // Create validates, parses and stores a new template as version 1.
 func (s *Templates) Create(ctx context.Context, accountID string, req *TemplateRequest) (*Template, error) {
-	t, err := s.prepare(req, nil)
+	t, err := s.prepare(ctx, accountID, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +48,7 @@ func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req 
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.prepare(req, current)
+	t, err := s.prepare(ctx, accountID, req, current)
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +60,20 @@ func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req 
 	return t, nil
 }
 
-// prepare validates a request and parses its sources, so that a template
-// that is stored always renders; it returns the template with its
-// Variables.
-func (s *Templates) prepare(req *TemplateRequest, current *Template) (*Template, error) {
+// prepare validates a request, resolves its layout and parses its
+// sources, so that a template that is stored always renders; it returns
+// the template with its Variables: its own names and its layouts', which
+// a send must give as well.
+func (s *Templates) prepare(ctx context.Context, accountID string, req *TemplateRequest, current *Template) (*Template, error) {
 	var v Validator
 	t := req.validate(&v, current)
+	var layoutNames []string
+	if req.Layout != nil {
+		var err error
+		if t.Layout, layoutNames, err = s.resolveLayout(ctx, &v, accountID, *req.Layout, current); err != nil {
+			return nil, err
+		}
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -72,8 +81,58 @@ func (s *Templates) prepare(req *TemplateRequest, current *Template) (*Template,
 	if err != nil {
 		return nil, err
 	}
-	t.Variables = sortedUnique(names.Used)
+	t.Variables = sortedUnique(append(names.Used, layoutNames...))
 	return t, nil
+}
+
+// maxLayoutDepth bounds a chain of layouts (a layout may have its own).
+const maxLayoutDepth = 4
+
+// resolveLayout finds the layout a request names, in its current version,
+// and the names its chain uses besides content. It refuses a layout that
+// does not insert the template ({{{content}}}), and a chain that comes
+// back to the template being saved (a cycle) or is deeper than
+// maxLayoutDepth. Problems go to v; the error is for storage.
+func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, ref string, current *Template) (*TemplateRef, []string, error) {
+	if ref == "" {
+		v.Add("layout", "must not be empty: give a template's id or name, or leave layout out for none")
+		return nil, nil, nil
+	}
+	layout, err := s.Store.Template(ctx, accountID, ref)
+	if IsCode(err, ECodeNotFound) {
+		v.Add("layout", "names no template of this account: %q", ref)
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !slices.Contains(layout.Variables, layoutContent) {
+		v.Add("layout", "the template %q inserts no {{{%s}}}: a layout puts the template's rendering where it says {{{%s}}}", layout.Name, layoutContent, layoutContent)
+		return nil, nil, nil
+	}
+	var names []string
+	for l, depth := layout, 1; ; depth++ {
+		if current != nil && l.ID == current.ID {
+			v.Add("layout", "%q would wrap this template in itself (a cycle of layouts)", ref)
+			return nil, nil, nil
+		}
+		for _, n := range l.Variables {
+			if n != layoutContent {
+				names = append(names, n)
+			}
+		}
+		if l.Layout == nil {
+			break
+		}
+		if depth == maxLayoutDepth {
+			v.Add("layout", "%q is wrapped in layouts %d deep; at most %d are allowed", ref, depth, maxLayoutDepth)
+			return nil, nil, nil
+		}
+		if l, err = s.Store.TemplateVersion(ctx, accountID, l.Layout.ID, l.Layout.Version); err != nil {
+			return nil, nil, err
+		}
+	}
+	return layout.Ref(), names, nil
 }
 
 // Render renders an account's template with variables as a send would,
@@ -106,19 +165,41 @@ func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, var
 	if err != nil {
 		return nil, err
 	}
-	p, ok := s.cache.get(*ref)
-	if !ok {
-		t, err := s.Store.TemplateVersion(ctx, accountID, ref.ID, ref.Version)
-		if err != nil {
-			return nil, err
-		}
-		if p, _, err = parseTemplate(s.Engine, t); err != nil {
-			// Stored templates were parsed before they were stored.
-			return nil, err
-		}
-		s.cache.put(*ref, p)
+	p, err := s.load(ctx, accountID, *ref, 0)
+	if err != nil {
+		return nil, err
 	}
 	return p.render(variables), nil
+}
+
+// load returns a template version parsed, with its layouts, from the
+// cache or from storage.
+func (s *Templates) load(ctx context.Context, accountID string, ref TemplateRef, depth int) (*parsedTemplate, error) {
+	if p, ok := s.cache.get(ref); ok {
+		return p, nil
+	}
+	t, err := s.Store.TemplateVersion(ctx, accountID, ref.ID, ref.Version)
+	if IsCode(err, ECodeNotFound) && depth > 0 {
+		return nil, Errorf(ECodeInvalidState, "The layout %s of this template is gone; save the template again.", ref.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := parseTemplate(s.Engine, t)
+	if err != nil {
+		// Stored templates were parsed before they were stored.
+		return nil, err
+	}
+	if t.Layout != nil {
+		if depth >= maxLayoutDepth {
+			return nil, Errorf(ECodeInvalidState, "The layouts of this template are nested deeper than %d.", maxLayoutDepth)
+		}
+		if p.layout, err = s.load(ctx, accountID, *t.Layout, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	s.cache.put(ref, p)
+	return p, nil
 }
 
 // checkRendered applies the rules of a send to a rendering that is to be

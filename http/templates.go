@@ -10,23 +10,25 @@ import (
 // templateJSON is a template version as the API shows it (docs/api.md
 // "Templates").
 type templateJSON struct {
-	ID          string   `json:"id"`
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Subject     string   `json:"subject"`
-	HTML        *string  `json:"html"`
-	Text        *string  `json:"text"`
-	From        *string  `json:"from"`
-	Version     int      `json:"version"`
-	Variables   []string `json:"variables"`
-	CreatedAt   string   `json:"createdAt"`
-	UpdatedAt   string   `json:"updatedAt"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Subject     string  `json:"subject"`
+	HTML        *string `json:"html"`
+	Text        *string `json:"text"`
+	From        *string `json:"from"`
+	// Layout is the layout version this version is wrapped in.
+	Layout    *mailroom.TemplateRef `json:"layout"`
+	Version   int                   `json:"version"`
+	Variables []string              `json:"variables"`
+	CreatedAt string                `json:"createdAt"`
+	UpdatedAt string                `json:"updatedAt"`
 }
 
 func toTemplateJSON(t *mailroom.Template) templateJSON {
 	out := templateJSON{
 		ID: t.ID, Name: t.Name, Description: t.Description, Subject: t.Subject,
-		HTML: optString(t.HTML), Text: optString(t.Text), From: optString(t.From),
+		HTML: optString(t.HTML), Text: optString(t.Text), From: optString(t.From), Layout: t.Layout,
 		Version: t.Version, Variables: t.Variables,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 	}

@@ -388,3 +388,64 @@ func TestSendWithTemplateRules(t *testing.T) {
 	}
 	wantError(t, send(withFields(body, map[string]any{"variables": map[string]any{"s": "Ho"}})), 409, mailroom.ECodeIdempotencyKeyReused)
 }
+
+// Layouts: a brand's header and footer in one template that others name;
+// each version pins the layout version it was saved with; cycles, layouts
+// that insert nothing and deleting a layout in use are refused.
+func TestTemplateLayouts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		e := newEnv(t, eng)
+		brand := e.createTemplate(t, e.admin, map[string]any{"name": "brand", "subject": "(layout)",
+			"html": "<header>Acme</header>{{{content}}}<footer>{{company.address}}</footer>", "text": "{{content}}\n-- \nAcme"})
+		welcome := e.createTemplate(t, e.admin, map[string]any{"name": "welcome", "subject": "Welcome, {{name}}",
+			"html": "<p>Hi {{name}}</p>", "layout": "brand"})
+		if l, _ := welcome["layout"].(map[string]any); l["id"] != brand["id"] || l["name"] != "brand" || l["version"] != float64(1) {
+			t.Fatalf("layout %v", welcome["layout"])
+		}
+		if got := welcome["variables"].([]any); !slices.Equal(got, []any{"company.address", "name"}) {
+			t.Fatalf("variables %v: the layout's names are the template's to give", got)
+		}
+		render := func(vars map[string]any) *apitest.Response {
+			return e.Do(apitest.Request{Method: "POST", Path: "/v1/templates/welcome/render", Key: e.admin, Body: map[string]any{"variables": vars}})
+		}
+		out := render(map[string]any{"name": "<Ann>", "company": map[string]any{"address": "1 Main St"}}).Map()
+		if out["html"] != "<header>Acme</header><p>Hi &lt;Ann&gt;</p><footer>1 Main St</footer>" || out["subject"] != "Welcome, <Ann>" {
+			t.Fatalf("rendered %v", out)
+		}
+		if text, _ := out["text"].(string); !strings.Contains(text, "Hi <Ann>") || !strings.Contains(text, "1 Main St") {
+			t.Fatalf("the text, generated from the wrapped html: %q", text)
+		}
+		r := render(map[string]any{"name": "Ann"})
+		if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "variables.company.address") {
+			t.Fatalf("the layout's variable is required: %s", r.Body)
+		}
+
+		// Editing the layout changes no template until it is saved again.
+		e.Do(apitest.Request{Method: "PUT", Path: "/v1/templates/brand", Key: e.admin, Body: map[string]any{"subject": "(layout)",
+			"html": "<header>Acme 2</header>{{{content}}}"}})
+		if html := render(map[string]any{"name": "Ann", "company": map[string]any{"address": "x"}}).Str("html"); html != "<header>Acme</header><p>Hi Ann</p><footer>x</footer>" {
+			t.Fatalf("after the layout's edit: %q", html)
+		}
+		r = e.Do(apitest.Request{Method: "PUT", Path: "/v1/templates/welcome", Key: e.admin, Body: map[string]any{"subject": "Welcome, {{name}}",
+			"html": "<p>Hi {{name}}</p>", "layout": brand["id"]}})
+		if l := r.Map()["layout"].(map[string]any); l["version"] != float64(2) {
+			t.Fatalf("saved again, the layout is %v", l)
+		}
+		if html := render(map[string]any{"name": "Ann"}).Str("html"); html != "<header>Acme 2</header><p>Hi Ann</p>" {
+			t.Fatalf("with layout version 2: %q", html)
+		}
+
+		for name, body := range map[string]map[string]any{
+			"a cycle":           {"subject": "(layout)", "html": "{{{content}}}", "layout": "welcome"},
+			"itself":            {"subject": "(layout)", "html": "{{{content}}}", "layout": "brand"},
+			"no content":        {"subject": "(layout)", "html": "<p>x</p>", "layout": "welcome"},
+			"an unknown layout": {"subject": "(layout)", "html": "{{{content}}}", "layout": "nope"},
+		} {
+			r := e.Do(apitest.Request{Method: "PUT", Path: "/v1/templates/brand", Key: e.admin, Body: body})
+			if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "layout") {
+				t.Errorf("%s: %s", name, r.Body)
+			}
+		}
+		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/templates/brand", Key: e.admin}), 409, mailroom.ECodeInvalidState)
+	})
+}

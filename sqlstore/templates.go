@@ -13,7 +13,13 @@ import (
 
 // templateColumns are a template joined with one of its versions (t and v).
 const templateColumns = `t.id, t.account_id, t.name, v.version, v.description, v.subject, v.html, v.text,
-	v.from_address, v.variables, t.created_at, v.created_at`
+	v.from_address, v.variables, v.layout_id, l.name, v.layout_version, t.created_at, v.created_at`
+
+// templateVersions joins each template with its versions (v) and the
+// layout each version names (l; a layout cannot be deleted while a
+// current version names it, but an older version's may be gone).
+const templateVersions = `templates t JOIN template_versions v ON v.template_id = t.id
+	LEFT JOIN templates l ON l.id = v.layout_id`
 
 // byIDOrName is the WHERE clause that finds an account's template ($1) by
 // id or name ($2): a name never starts with "tpl_" (mailroom's rule), so
@@ -70,9 +76,13 @@ func (s *Store) insertTemplateVersion(ctx context.Context, tx *sql.Tx, t *mailro
 	if err != nil {
 		return err
 	}
+	var layoutID, layoutVersion any
+	if t.Layout != nil {
+		layoutID, layoutVersion = t.Layout.ID, t.Layout.Version
+	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO template_versions (template_id, version, description, subject, html,
-		text, from_address, variables, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		t.ID, t.Version, t.Description, t.Subject, t.HTML, t.Text, t.From, string(variables), micros(t.UpdatedAt))
+		text, from_address, variables, layout_id, layout_version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		t.ID, t.Version, t.Description, t.Subject, t.HTML, t.Text, t.From, string(variables), layoutID, layoutVersion, micros(t.UpdatedAt))
 	return s.wrap(err, "insert template version")
 }
 
@@ -97,9 +107,8 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error 
 
 // Template reads an account's template in its current version.
 func (s *Store) Template(ctx context.Context, accountID, idOrName string) (*mailroom.Template, error) {
-	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates t
-		JOIN template_versions v ON v.template_id = t.id AND v.version = t.version
-		WHERE `+byIDOrName(idOrName), accountID, idOrName))
+	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
+		WHERE v.version = t.version AND `+byIDOrName(idOrName), accountID, idOrName))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, templateNotFound(idOrName)
 	}
@@ -121,8 +130,7 @@ func (s *Store) CurrentTemplateVersion(ctx context.Context, accountID, idOrName 
 
 // TemplateVersion reads one version of an account's template.
 func (s *Store) TemplateVersion(ctx context.Context, accountID, id string, version int) (*mailroom.Template, error) {
-	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM templates t
-		JOIN template_versions v ON v.template_id = t.id
+	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
 		WHERE t.account_id = $1 AND t.id = $2 AND v.version = $3`, accountID, id, version))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No version %d of template %q in this account.", version, id)
@@ -138,9 +146,8 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, p mailroom.
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates t
-		JOIN template_versions v ON v.template_id = t.id AND v.version = t.version
-		WHERE t.account_id = $1 AND (t.created_at < $2 OR (t.created_at = $2 AND t.id < $3))
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
+		WHERE v.version = t.version AND t.account_id = $1 AND (t.created_at < $2 OR (t.created_at = $2 AND t.id < $3))
 		ORDER BY t.created_at DESC, t.id DESC LIMIT $4`, accountID, after.at, after.id, limit+1)
 	if err != nil {
 		return nil, "", s.wrap(err, "list templates")
@@ -169,8 +176,7 @@ func (s *Store) ListTemplateVersions(ctx context.Context, accountID, idOrName st
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM templates t
-		JOIN template_versions v ON v.template_id = t.id
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
 		WHERE t.account_id = $1 AND t.id = $2 AND v.version < $3
 		ORDER BY v.version DESC LIMIT $4`, accountID, ref.ID, below, limit+1)
 	if err != nil {
@@ -196,6 +202,18 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) 
 		if err != nil {
 			return s.wrap(err, "delete template")
 		}
+		// A template whose current version is wrapped in this one would
+		// no longer render.
+		var user string
+		err = tx.QueryRowContext(ctx, `SELECT t.name FROM template_versions v
+			JOIN templates t ON t.id = v.template_id AND t.version = v.version
+			WHERE v.layout_id = $1 LIMIT 1`, id).Scan(&user)
+		switch {
+		case err == nil:
+			return mailroom.Errorf(mailroom.ECodeInvalidState, "The template %q is the layout of the template %q; save that one without it (or with another layout) first.", idOrName, user)
+		case !errors.Is(err, sql.ErrNoRows):
+			return s.wrap(err, "delete template")
+		}
 		// Versions first: SQLite enforces the foreign key only when told to.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM template_versions WHERE template_id = $1`, id); err != nil {
 			return s.wrap(err, "delete template versions")
@@ -208,10 +226,15 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) 
 func scanTemplate(row scanner) (*mailroom.Template, error) {
 	var t mailroom.Template
 	var variables string
+	var layoutID, layoutName sql.NullString
+	var layoutVersion sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&t.ID, &t.AccountID, &t.Name, &t.Version, &t.Description, &t.Subject, &t.HTML, &t.Text,
-		&t.From, &variables, &created, &updated); err != nil {
+		&t.From, &variables, &layoutID, &layoutName, &layoutVersion, &created, &updated); err != nil {
 		return nil, err
+	}
+	if layoutID.Valid {
+		t.Layout = &mailroom.TemplateRef{ID: layoutID.String, Name: layoutName.String, Version: int(layoutVersion.Int64)}
 	}
 	if err := json.Unmarshal([]byte(variables), &t.Variables); err != nil {
 		return nil, fmt.Errorf("template %s variables: %w", t.ID, err)

@@ -22,11 +22,18 @@ CREATE TABLE template_versions (
     html         TEXT NOT NULL,
     text         TEXT NOT NULL,
     from_address TEXT NOT NULL,
+    -- The layout version this version is wrapped in, if any.
+    layout_id      TEXT,
+    layout_version INTEGER,
     -- The names the sources use, as a JSON array.
     variables    TEXT NOT NULL,
     created_at   INTEGER NOT NULL,
     PRIMARY KEY (template_id, version)
 );
+
+-- Deleting a template asks whether a template's current version uses it
+-- as its layout.
+CREATE INDEX template_versions_by_layout ON template_versions (layout_id) WHERE layout_id IS NOT NULL;
 
 -- The log's ?template= filter, by id or by the name the template had when
 -- the message was sent (the version is in the envelope). No foreign key:
