@@ -1,6 +1,7 @@
 package mailroom
 
 import (
+	"strings"
 	"time"
 )
 
@@ -51,6 +52,19 @@ type Message struct {
 type Address struct {
 	Name    string `json:"name,omitempty"`
 	Address string `json:"address"`
+}
+
+// String writes the mailbox as clients write it: "Name <addr>", with the
+// name quoted when it holds characters RFC 5322 §3.2.3 calls specials.
+func (a Address) String() string {
+	if a.Name == "" {
+		return a.Address
+	}
+	name := a.Name
+	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
+		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
+	}
+	return name + " <" + a.Address + ">"
 }
 
 // Domain is the part after the last '@', lower case.

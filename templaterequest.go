@@ -76,7 +76,7 @@ func (r *TemplateRequest) validate(v *Validator, current *Template) *Template {
 		if a, problem := parseAddress(r.From); problem != "" {
 			v.Add("from", "%s", problem)
 		} else {
-			t.From = formatMailbox(a)
+			t.From = a.String()
 		}
 	}
 	return t
@@ -115,17 +115,4 @@ func CheckTemplateRef(ref string) string {
 		return ""
 	}
 	return checkTemplateName(ref)
-}
-
-// formatMailbox writes an address as a client would give it again, so
-// that the template's from reads back as it was meant.
-func formatMailbox(a Address) string {
-	if a.Name == "" {
-		return a.Address
-	}
-	name := a.Name
-	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
-		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
-	}
-	return name + " <" + a.Address + ">"
 }

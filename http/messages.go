@@ -3,7 +3,6 @@ package http
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -52,7 +51,7 @@ type eventJSON struct {
 
 func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 	out := messageJSON{
-		ID: m.ID, Status: string(m.Status), From: formatAddress(m.From),
+		ID: m.ID, Status: string(m.Status), From: m.From.String(),
 		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
 		Subject: m.Subject, Category: string(m.Category), Tags: m.Tags, Template: m.Template,
 		CreatedAt: timestamp(m.CreatedAt), ScheduledAt: optTimestamp(m.ScheduledAt),
@@ -78,23 +77,10 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 	return out
 }
 
-// formatAddress writes an address as clients write it: "Name <addr>", with
-// the name quoted when it holds characters RFC 5322 §3.2.3 calls specials.
-func formatAddress(a mailroom.Address) string {
-	if a.Name == "" {
-		return a.Address
-	}
-	name := a.Name
-	if strings.ContainsAny(name, `()<>[]:;@\,."`) {
-		name = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
-	}
-	return name + " <" + a.Address + ">"
-}
-
 func formatAddresses(as []mailroom.Address) []string {
 	out := make([]string, len(as))
 	for i, a := range as {
-		out[i] = formatAddress(a)
+		out[i] = a.String()
 	}
 	return out
 }
