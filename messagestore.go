@@ -16,6 +16,12 @@ type MessageStore interface {
 	// account's suppression list are stored suppressed, not queued.
 	// Concurrent calls may share one commit (group commit).
 	AcceptMessage(ctx context.Context, m *Message) (AcceptResult, error)
+	// IdempotentMessage answers a request under an idempotency key the
+	// account used before, as AcceptMessage would (Duplicate, or
+	// ECodeIdempotencyKeyReused for another digest), without storing
+	// anything; a key not used before is ECodeNotFound. It serves a retry
+	// that could not be accepted again (its template is gone).
+	IdempotentMessage(ctx context.Context, accountID, key string, digest []byte) (AcceptResult, error)
 
 	// ClaimDueRecipients claims the due, unclaimed recipients of up to
 	// c.Limit messages for node c.Node under one fresh claim token, so

@@ -26,6 +26,15 @@ type Sender struct {
 func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, idempotencyHeader []string) (AcceptResult, error) {
 	now := s.Now().UTC()
 	tpl, err := s.render(ctx, accountID, req)
+	if IsCode(err, ECodeNotFound) {
+		// A retry of a send whose template was deleted since is still
+		// the send that was accepted: answer it as one.
+		if key := retryKey(req, idempotencyHeader); key != "" {
+			if res, lookErr := s.Store.IdempotentMessage(ctx, accountID, key, req.Digest()); !IsCode(lookErr, ECodeNotFound) {
+				return res, lookErr
+			}
+		}
+	}
 	if err != nil {
 		return AcceptResult{}, err
 	}
@@ -64,4 +73,20 @@ func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest)
 		return nil, Errorf(ECodeInternal, "templates are not configured")
 	}
 	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables)
+}
+
+// retryKey is the request's idempotency key when it names one plainly (in
+// the body, the header or both alike); "" otherwise, Validate says why.
+func retryKey(req *SendRequest, header []string) string {
+	key := ""
+	if req.IdempotencyKey != nil {
+		key = *req.IdempotencyKey
+	}
+	for _, h := range header {
+		if key != "" && h != key {
+			return ""
+		}
+		key = h
+	}
+	return key
 }

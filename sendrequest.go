@@ -117,7 +117,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 			v.Add("subject", "%s", msg)
 		}
 		m.Subject = subject
-	case usesTemplate && len(tpl.Problems) > 0:
+	case usesTemplate && tpl.Failed():
 		// Not rendered: the problems say why.
 	case usesTemplate:
 		v.Add("subject", "renders empty with these variables; a message needs a subject")
@@ -136,7 +136,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 
 	validateBody(&v, r, m, tpl)
 	if usesTemplate {
-		v.addDetails(tpl.Problems)
+		v.merge(&tpl.problems)
 		m.Template = tpl.Ref
 	} else if r.Variables.present() {
 		v.Add("variables", "are for a template: give template as well, or leave variables out")
@@ -276,7 +276,7 @@ func validateBody(v *Validator, r *SendRequest, m *Message, tpl *RenderedTemplat
 			v.Add("template", "cannot be combined with html or text; the template gives the content")
 			return
 		}
-		if len(tpl.Problems) > 0 {
+		if tpl.Failed() {
 			return
 		}
 		html, text = tpl.HTML, tpl.Text

@@ -74,10 +74,10 @@ type TemplateStore interface {
 	// TemplateVersion reads one version of an account's template by id.
 	TemplateVersion(ctx context.Context, accountID, id string, version int) (*Template, error)
 	// ListTemplates lists an account's templates, current versions, newest
-	// first.
+	// first, without their HTML and Text (lists do not show them).
 	ListTemplates(ctx context.Context, accountID string, page Page) ([]*Template, string, error)
 	// ListTemplateVersions lists the versions of an account's template
-	// (by id or name), newest first.
+	// (by id or name), newest first, without their HTML and Text.
 	ListTemplateVersions(ctx context.Context, accountID, idOrName string, page Page) ([]*Template, string, error)
 	// DeleteTemplate removes an account's template (by id or name) and all
 	// its versions. Messages sent with it keep what they recorded.

@@ -16,11 +16,17 @@ type RenderedTemplate struct {
 	Subject string
 	HTML    string
 	Text    string
-	// Problems are the request's mistakes found while rendering (a
+	// problems are the request's mistakes found while rendering (a
 	// missing variable, a rendering past the limits), reported with the
-	// rest of the request's.
-	Problems []FieldError
+	// rest of the request's (Validator.merge).
+	problems Validator
 }
+
+// Failed reports whether rendering found problems; Err returns them.
+func (r *RenderedTemplate) Failed() bool { return r.problems.Err() != nil }
+
+// Err returns the problems rendering found, as a validation *Error, or nil.
+func (r *RenderedTemplate) Err() error { return r.problems.Err() }
 
 // parsedTemplate is one template version, parsed: what the cache keeps.
 type parsedTemplate struct {
@@ -101,27 +107,27 @@ func parseTemplate(engine TemplateEngine, t *Template) (*parsedTemplate, SourceN
 // a problem of its own, all reported at once.
 func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 	out := &RenderedTemplate{Ref: &TemplateRef{ID: p.ref.ID, Name: p.ref.Name, Version: p.ref.Version}, From: p.from}
-	var v Validator
-	vars, ok := decodeVariables(&v, raw)
+	v := &out.problems
+	vars, ok := decodeVariables(v, raw)
 	if ok {
 		for _, r := range p.allRequired() {
-			if !given(vars, r.name) {
+			switch value, found := lookupName(vars, r.name); {
+			case !found || value == nil:
 				v.Add("variables."+r.name, "is used by the template's %s and must be given (null counts as not given)", r.field)
+			case isObjectOrList(value):
+				v.Add("variables."+r.name, "is inserted as text by the template's %s, so it must be a string, a number or a boolean, not an object or a list (open it with a section: {{#%s}}…{{/%s}})", r.field, r.name, r.name)
 			}
 		}
 	}
 	if v.Err() == nil {
 		blankNulls(vars)
-		out.Subject = renderPart(&v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax)
-		out.HTML = renderPart(&v, "html", p.html, vars, MaxBodyPartBytes)
-		out.Text = renderPart(&v, "text", p.text, vars, MaxBodyPartBytes)
+		out.Subject = renderPart(v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax)
+		out.HTML = renderPart(v, "html", p.html, vars, MaxBodyPartBytes)
+		out.Text = renderPart(v, "text", p.text, vars, MaxBodyPartBytes)
 		for l := p.layout; l != nil; l = l.layout {
-			out.HTML = wrap(&v, "html", l.html, vars, out.HTML)
-			out.Text = wrap(&v, "text", l.text, vars, out.Text)
+			out.HTML = wrap(v, "html", l.html, vars, out.HTML)
+			out.Text = wrap(v, "text", l.text, vars, out.Text)
 		}
-	}
-	if err, ok := v.Err().(*Error); ok {
-		out.Problems = err.Details
 	}
 	return out
 }
@@ -179,19 +185,27 @@ func decodeVariables(v *Validator, raw Variables) (map[string]any, bool) {
 	return vars, true
 }
 
-// given reports whether the dotted name leads to a value that is not null.
-func given(vars map[string]any, name string) bool {
+// lookupName follows a dotted name into the variables.
+func lookupName(vars map[string]any, name string) (any, bool) {
 	var cur any = vars
 	for part := range strings.SplitSeq(name, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
-			return false
+			return nil, false
 		}
 		if cur, ok = m[part]; !ok {
-			return false
+			return nil, false
 		}
 	}
-	return cur != nil
+	return cur, true
+}
+
+func isObjectOrList(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
 }
 
 // blankNulls replaces every null with "": rendered as nothing, and false

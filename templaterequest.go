@@ -3,6 +3,7 @@ package mailroom
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -51,8 +52,16 @@ func (r *TemplateRequest) validate(v *Validator, current *Template) *Template {
 		}
 		t.Name = *r.Name
 	}
-	if n := utf8.RuneCountInString(r.Description); n > maxDescription {
+	// Shown in listings and the dashboard as one line of text, as a key's
+	// name is (ValidateKeyName says why controls and invisible format
+	// characters are refused); PostgreSQL could not even store a NUL.
+	switch n := utf8.RuneCountInString(r.Description); {
+	case n > maxDescription:
 		v.Add("description", "has %d characters; at most %d are allowed", n, maxDescription)
+	case strings.ContainsFunc(r.Description, unicode.IsControl):
+		v.Add("description", "control characters (line breaks, NUL and others) are not allowed")
+	case strings.ContainsFunc(r.Description, isInvisibleFormat):
+		v.Add("description", "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 	}
 	switch {
 	case r.Subject == "":
@@ -109,8 +118,9 @@ func checkTemplateName(name string) string {
 // when it could name a template.
 func CheckTemplateRef(ref string) string {
 	if id, ok := strings.CutPrefix(ref, PrefixTemplate); ok {
-		if id == "" || len(ref) > maxTemplateName+len(PrefixTemplate) {
-			return "is not a template id"
+		// A ULID in lower case (NewID).
+		if len(id) != 26 || strings.ContainsFunc(id, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z') }) {
+			return "is not a template id (tpl_ and 26 letters and digits)"
 		}
 		return ""
 	}

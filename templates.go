@@ -77,9 +77,15 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	_, names, err := parseTemplate(s.Engine, t)
+	p, names, err := parseTemplate(s.Engine, t)
 	if err != nil {
 		return nil, err
+	}
+	// A subject of no names that renders empty (a comment alone) would
+	// fail every send.
+	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*4) == "" {
+		v.Add("subject", "renders empty whatever the variables; a message needs a subject")
+		return nil, v.Err()
 	}
 	t.Variables = sortedUnique(append(names.Used, layoutNames...))
 	return t, nil
@@ -144,8 +150,8 @@ func (s *Templates) Render(ctx context.Context, accountID, idOrName string, vari
 		return nil, err
 	}
 	var v Validator
-	v.addDetails(out.Problems)
-	if len(out.Problems) == 0 {
+	v.merge(&out.problems)
+	if !out.Failed() {
 		out.Subject, out.HTML, out.Text = checkRendered(&v, out)
 	}
 	if err := v.Err(); err != nil {
@@ -211,6 +217,10 @@ func checkRendered(v *Validator, out *RenderedTemplate) (subject, html, text str
 		v.Add("subject", "renders empty with these variables; a message needs a subject")
 	} else if msg := checkSubject(out.Subject); msg != "" {
 		v.Add("subject", "as rendered, %s", msg)
+	}
+	if out.HTML == "" && out.Text == "" {
+		v.Add("html", "the template renders no html and no text with these variables")
+		return out.Subject, "", ""
 	}
 	ok := checkBodyPart(v, "html", out.HTML)
 	ok = checkBodyPart(v, "text", out.Text) && ok

@@ -33,13 +33,15 @@ func (v *Validator) AddAt(field string, index int, format string, args ...any) {
 	v.details = append(v.details, FieldError{Field: Excerpt(field, MaxFieldName), Message: fmt.Sprintf(format, excerptArgs(args)...), Index: &i})
 }
 
-// addDetails records problems found by another Validator.
-func (v *Validator) addDetails(details []FieldError) {
-	for _, d := range details {
+// merge records the problems another Validator found, counting those it
+// found past MaxDetails as well.
+func (v *Validator) merge(other *Validator) {
+	for _, d := range other.details {
 		if !v.full() {
 			v.details = append(v.details, d)
 		}
 	}
+	v.more += other.more
 }
 
 // full counts a problem that will not be listed.

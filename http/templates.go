@@ -38,10 +38,28 @@ func toTemplateJSON(t *mailroom.Template) templateJSON {
 	return out
 }
 
-func toTemplatesJSON(ts []*mailroom.Template) []templateJSON {
-	out := make([]templateJSON, len(ts))
+// templateSummaryJSON is a template version in a list: without its html
+// and text, which may be a megabyte each (a page of a hundred would be
+// hundreds). GET the template or the version for them.
+type templateSummaryJSON struct {
+	ID          string                `json:"id"`
+	Name        string                `json:"name"`
+	Description string                `json:"description"`
+	Subject     string                `json:"subject"`
+	From        *string               `json:"from"`
+	Layout      *mailroom.TemplateRef `json:"layout"`
+	Version     int                   `json:"version"`
+	Variables   []string              `json:"variables"`
+	CreatedAt   string                `json:"createdAt"`
+	UpdatedAt   string                `json:"updatedAt"`
+}
+
+func toTemplateSummaries(ts []*mailroom.Template) []templateSummaryJSON {
+	out := make([]templateSummaryJSON, len(ts))
 	for i, t := range ts {
-		out[i] = toTemplateJSON(t)
+		j := toTemplateJSON(t)
+		out[i] = templateSummaryJSON{ID: j.ID, Name: j.Name, Description: j.Description, Subject: j.Subject,
+			From: j.From, Layout: j.Layout, Version: j.Version, Variables: j.Variables, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
 	}
 	return out
 }
@@ -76,7 +94,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(toTemplatesJSON(ts), scopeTemplates, next))
+	writeJSON(w, http.StatusOK, newList(toTemplateSummaries(ts), scopeTemplates, next))
 }
 
 // getTemplate: GET /v1/templates/{template}, the current version.
@@ -128,14 +146,15 @@ func (s *Server) listTemplateVersions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newList(toTemplatesJSON(ts), scope, next))
+	writeJSON(w, http.StatusOK, newList(toTemplateSummaries(ts), scope, next))
 }
 
 // getTemplateVersion: GET /v1/templates/{template}/versions/{version}.
 func (s *Server) getTemplateVersion(w http.ResponseWriter, r *http.Request) {
 	accountID := keyFrom(r.Context()).AccountID
-	version, err := strconv.Atoi(r.PathValue("version"))
-	if err != nil || version < 1 {
+	raw := r.PathValue("version")
+	version, err := strconv.Atoi(raw)
+	if err != nil || version < 1 || strconv.Itoa(version) != raw { // one spelling: not 01 or +1
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No version %q of template %q: versions are numbered from 1.", r.PathValue("version"), pathTemplate(r)))
 		return
 	}

@@ -234,6 +234,37 @@ func TestTemplateMissingVariables(t *testing.T) {
 	if !hasField(r, "variables.order.id") {
 		t.Errorf("no variables at all should name every required one: %s", r.Body)
 	}
+
+	// An object where text goes is refused, not printed as map[…].
+	vars = receiptVariables("Ann")
+	vars["customer"] = map[string]any{"name": map[string]any{"first": "Ann"}}
+	r = e.Do(apitest.Request{Method: "POST", Path: "/v1/templates/receipt/render", Key: e.admin, Body: map[string]any{"variables": vars}})
+	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "variables.customer.name") {
+		t.Errorf("an object inserted as text: %s", r.Body)
+	}
+	// A name inside an inverted section is read where the section stands.
+	e.createTemplate(t, e.admin, map[string]any{"name": "vip", "subject": "Hi {{^vip}}{{name}}{{/vip}}!", "text": "x"})
+	r = e.Do(apitest.Request{Method: "POST", Path: "/v1/templates/vip/render", Key: e.admin, Body: map[string]any{"variables": map[string]any{}}})
+	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "variables.name") {
+		t.Errorf("a name in an inverted section: %s", r.Body)
+	}
+
+	// Past a hundred missing names, the message still counts them all.
+	var many strings.Builder
+	for i := range 150 {
+		fmt.Fprintf(&many, "{{v%d}}", i)
+	}
+	e.createTemplate(t, e.admin, map[string]any{"name": "many", "subject": "s", "text": many.String()})
+	for _, req := range []apitest.Request{
+		{Method: "POST", Path: "/v1/templates/many/render", Body: map[string]any{}},
+		{Method: "POST", Path: "/v1/send", Body: map[string]any{"template": "many", "to": "a@example.com", "from": "a@shop.example"}},
+	} {
+		req.Key = e.admin
+		r = e.Do(req)
+		if wantError(t, r, 400, mailroom.ECodeValidation); !strings.Contains(r.Str("message"), "(and 149 more)") {
+			t.Errorf("%s: %s", req.Path, r.Str("message"))
+		}
+	}
 	e.noMessages(t)
 }
 
@@ -292,19 +323,24 @@ func TestTemplateValidation(t *testing.T) {
 		field string
 		says  string
 	}{
-		"unclosed section":  {map[string]any{"html": "<p>\n  {{#items}}<li>{{.}}</li>\n</p>"}, "html", "line 2, column 3"},
-		"stray close":       {map[string]any{"text": "a\nb {{/items}}"}, "text", "line 2, column 3"},
-		"unclosed tag":      {map[string]any{"subject": "Hi {{name"}, "subject", "line 1, column 4"},
-		"partial":           {map[string]any{"html": "{{> header}}"}, "html", "partials"},
-		"partial in a file": {map[string]any{"text": "{{#a}}{{> /etc/passwd}}{{/a}}"}, "text", "partials"},
-		"bad name":          {map[string]any{"name": "Welcome Mail"}, "name", "slug"},
-		"id-like name":      {map[string]any{"name": "tpl_x"}, "name", "tpl_"},
-		"no name":           {map[string]any{"name": nil}, "name", "required"},
-		"no subject":        {map[string]any{"subject": nil}, "subject", "required"},
-		"no body":           {map[string]any{"text": nil}, "html", "html or text is required"},
-		"subject CRLF":      {map[string]any{"subject": "a\r\nBcc: x@example.com"}, "subject", "line breaks"},
-		"big html":          {map[string]any{"html": strings.Repeat("x", mailroom.MaxTemplatePartBytes+1)}, "html", "1 MiB"},
-		"bad from":          {map[string]any{"from": "not an address"}, "from", ""},
+		"unclosed section":   {map[string]any{"html": "<p>\n  {{#items}}<li>{{.}}</li>\n</p>"}, "html", "line 2, column 3"},
+		"stray close":        {map[string]any{"text": "a\nb {{/items}}"}, "text", "line 2, column 3"},
+		"unclosed tag":       {map[string]any{"subject": "Hi {{name"}, "subject", "line 1, column 4"},
+		"partial":            {map[string]any{"html": "{{> header}}"}, "html", "partials"},
+		"partial in a file":  {map[string]any{"text": "{{#a}}{{> /etc/passwd}}{{/a}}"}, "text", "partials"},
+		"bad name":           {map[string]any{"name": "Welcome Mail"}, "name", "slug"},
+		"id-like name":       {map[string]any{"name": "tpl_x"}, "name", "tpl_"},
+		"no name":            {map[string]any{"name": nil}, "name", "required"},
+		"no subject":         {map[string]any{"subject": nil}, "subject", "required"},
+		"no body":            {map[string]any{"text": nil}, "html", "html or text is required"},
+		"subject CRLF":       {map[string]any{"subject": "a\r\nBcc: x@example.com"}, "subject", "line breaks"},
+		"big html":           {map[string]any{"html": strings.Repeat("x", mailroom.MaxTemplatePartBytes+1)}, "html", "1 MiB"},
+		"bad from":           {map[string]any{"from": "not an address"}, "from", ""},
+		"NUL in description": {map[string]any{"description": "d\x00"}, "description", "control characters"},
+		"bidi description":   {map[string]any{"description": "a\u202eb"}, "description", "invisible"},
+		"deep sections":      {map[string]any{"text": strings.Repeat("{{#a}}", 17) + strings.Repeat("{{/a}}", 17)}, "text", "nested more than 16 deep"},
+		"empty subject":      {map[string]any{"subject": "{{! nothing }}"}, "subject", "renders empty"},
+		"not a name":         {map[string]any{"text": "{{a..b}}"}, "text", "not a name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := withFields(base, nil)
@@ -330,6 +366,15 @@ func TestTemplateValidation(t *testing.T) {
 		t.Fatalf("DELETE: %d %s", r.Status, r.Body)
 	}
 	wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/templates/welcome", Key: e.admin}), 404, mailroom.ECodeNotFound)
+
+	// Lists leave the bodies out; a version is read by its one spelling.
+	e.createTemplate(t, e.admin, base)
+	if item := e.Do(apitest.Request{Method: "GET", Path: "/v1/templates", Key: e.admin}).Map()["data"].([]any)[0].(map[string]any); item["subject"] != base["subject"] || item["text"] != nil {
+		t.Fatalf("list item %v", item)
+	}
+	for _, v := range []string{"01", "+1", "0", "x"} {
+		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/templates/welcome/versions/" + v, Key: e.admin}), 404, mailroom.ECodeNotFound)
+	}
 }
 
 // A send that names a template gives neither html nor text; from and
@@ -370,6 +415,16 @@ func TestSendWithTemplateRules(t *testing.T) {
 		t.Fatalf("variables over 256 KiB: %s", r.Body)
 	}
 	wantError(t, send(map[string]any{"template": "nope", "to": "a@example.com", "from": "a@shop.example"}), 404, mailroom.ECodeNotFound)
+	// A render that gives no body is the 400 a send gets.
+	e.createTemplate(t, e.admin, map[string]any{"name": "hollow", "subject": "s", "html": "{{h}}"})
+	r = e.Do(apitest.Request{Method: "POST", Path: "/v1/templates/hollow/render", Key: e.admin, Body: map[string]any{"variables": map[string]any{"h": ""}}})
+	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "html") {
+		t.Fatalf("render of no body: %s", r.Body)
+	}
+	r = send(map[string]any{"template": "hollow", "to": "a@example.com", "from": "a@shop.example", "variables": map[string]any{"h": ""}})
+	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "html") {
+		t.Fatalf("send of no body: %s", r.Body)
+	}
 	r = send(map[string]any{"to": "a@example.com", "from": "a@shop.example", "subject": "s", "text": "t", "variables": map[string]any{"a": 1}})
 	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "variables") {
 		t.Fatalf("variables without a template: %s", r.Body)
@@ -387,6 +442,19 @@ func TestSendWithTemplateRules(t *testing.T) {
 		t.Fatalf("retry: %d %s", r.Status, r.Body)
 	}
 	wantError(t, send(withFields(body, map[string]any{"variables": map[string]any{"s": "Ho"}})), 409, mailroom.ECodeIdempotencyKeyReused)
+
+	// A retry after the template was deleted is still a retry.
+	first := send(withFields(body, map[string]any{"idempotencyKey": "k2"}))
+	if r := e.Do(apitest.Request{Method: "DELETE", Path: "/v1/templates/bare", Key: e.admin}); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if r := send(withFields(body, map[string]any{"idempotencyKey": "k2"})); r.Status != 200 || r.Str("status") != "duplicate" || r.Str("messageId") != first.Str("messageId") {
+		t.Fatalf("retry after delete: %d %s", r.Status, r.Body)
+	}
+	wantError(t, send(withFields(body, map[string]any{"idempotencyKey": "k2", "variables": map[string]any{"s": "Ho"}})), 409, mailroom.ECodeIdempotencyKeyReused)
+	wantError(t, send(withFields(body, map[string]any{"idempotencyKey": "k3"})), 404, mailroom.ECodeNotFound)
+	r = e.Do(apitest.Request{Method: "GET", Path: "/v1/messages?template=tpl_%E2%80%AE", Key: e.admin})
+	wantError(t, r, 400, mailroom.ECodeValidation)
 }
 
 // Layouts: a brand's header and footer in one template that others name;

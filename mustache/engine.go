@@ -1,7 +1,9 @@
 package mustache
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -37,6 +39,9 @@ func (Engine) Parse(source string, escapeHTML bool) (mailroom.ParsedSource, erro
 		return nil, &mailroom.TemplateSyntaxError{Line: line, Column: col,
 			Problem: "partials ({{> " + name + "}}) are not supported: there is no partial store; put the text in the template"}
 	}
+	if err := checkTags(source, t.Tags(), 1); err != nil {
+		return nil, err
+	}
 	t.Escape(htmlEscaper.Replace)
 	p := &parsed{t: t}
 	p.names = names(t.Tags())
@@ -52,13 +57,56 @@ type parsed struct {
 func (p *parsed) Names() mailroom.SourceNames { return p.names }
 
 // Render renders the source. The variables must not hold nil (the library
-// would print it as "<nil>"): mailroom.DecodeVariables gives "" instead.
+// would print it as "<nil>"; the service gives "" instead). An object or a
+// list that a tag inserts as text is written as its JSON, not in Go's
+// notation (map[a:1]).
 func (p *parsed) Render(w io.Writer, variables map[string]any) error {
-	return p.t.FRender(w, variables)
+	return p.t.FRender(w, asJSONText(variables))
+}
+
+// object and list print as JSON (fmt uses String), and still read as a map
+// and a slice to the library's lookups and sections.
+type (
+	object map[string]any
+	list   []any
+)
+
+func (o object) String() string { return jsonText(map[string]any(o)) }
+func (l list) String() string   { return jsonText([]any(l)) }
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// asJSONText gives every object and list below v the types that print as
+// JSON.
+func asJSONText(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		o := make(object, len(v))
+		for k, x := range v {
+			o[k] = asJSONText(x)
+		}
+		return o
+	case []any:
+		l := make(list, len(v))
+		for i, x := range v {
+			l[i] = asJSONText(x)
+		}
+		return l
+	}
+	return v
 }
 
 // names collects the names of tags: every one in Used, and those
-// interpolated outside every section in Required.
+// interpolated outside every section in Required. An inverted section
+// does not count as one: it shows only where its value is false, and
+// pushes no value of its own, so a name inside it is read where the
+// section stands.
 func names(tags []cbmustache.Tag) mailroom.SourceNames {
 	var n mailroom.SourceNames
 	var walk func(tags []cbmustache.Tag, inSection bool)
@@ -78,7 +126,7 @@ func names(tags []cbmustache.Tag) mailroom.SourceNames {
 				if name != "." {
 					n.Used = append(n.Used, name)
 				}
-				walk(tag.Tags(), true)
+				walk(tag.Tags(), inSection || tag.Type() == cbmustache.Section)
 			}
 		}
 	}
@@ -88,6 +136,50 @@ func names(tags []cbmustache.Tag) mailroom.SourceNames {
 	n.Used = slices.Compact(n.Used)
 	n.Required = slices.Compact(n.Required)
 	return n
+}
+
+// maxSectionDepth bounds how deeply sections nest. Rendering costs the
+// library, per piece of text, a walk of every enclosing section's value:
+// ten thousand nested sections (as the library allows) took half a minute
+// and 700 MB for one render. Real templates nest a few levels.
+const maxSectionDepth = 16
+
+// checkTags refuses sections nested deeper than maxSectionDepth and names
+// that no variable could have (an empty part, as in "a..b", or a space,
+// as in a set-delimiters tag written wrong): such a template would be
+// stored and never render as meant.
+func checkTags(source string, tags []cbmustache.Tag, depth int) error {
+	for _, tag := range tags {
+		name := tag.Name()
+		if name != "." && !validName(name) {
+			line, col := locate(source, 0, `[#^&{]?\s*`+regexpQuote(name))
+			return &mailroom.TemplateSyntaxError{Line: line, Column: col,
+				Problem: fmt.Sprintf("%q is not a name: names are words joined by dots, such as customer.name", name)}
+		}
+		if tag.Type() != cbmustache.Section && tag.Type() != cbmustache.InvertedSection {
+			continue
+		}
+		if depth > maxSectionDepth {
+			line, col := locate(source, 0, `[#^]\s*`+regexpQuote(name)+`\s*\}\}`)
+			return &mailroom.TemplateSyntaxError{Line: line, Column: col,
+				Problem: fmt.Sprintf("sections are nested more than %d deep", maxSectionDepth)}
+		}
+		if err := checkTags(source, tag.Tags(), depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validName accepts dotted names whose parts are not empty and hold no
+// space, brace or tag sigil.
+func validName(name string) bool {
+	for part := range strings.SplitSeq(name, ".") {
+		if part == "" || strings.ContainsAny(part, " \t\r\n{}=!#^/>&") {
+			return false
+		}
+	}
+	return true
 }
 
 // findPartial returns the name of the first partial tag, at any depth.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +52,7 @@ func TestMustacheSpecKinds(t *testing.T) {
 		{"section over a list", `{{#l}}<{{.}}>{{/l}}`, `{"l": ["a", "b"]}`, false, "<a><b>"},
 		{"section over objects", `{{#l}}{{n}},{{/l}}`, `{"l": [{"n": 1}, {"n": 2}]}`, false, "1,2,"},
 		{"section on an object", `{{#o}}{{k}}{{/o}}`, `{"o": {"k": "v"}}`, false, "v"},
+		{"objects and lists print as JSON", `{{o}} {{l}} {{#l}}{{.}}{{/l}}`, `{"o": {"k": "v"}, "l": [1, {"a": true}]}`, false, `{"k":"v"} [1,{"a":true}] 1{"a":true}`},
 		{"false section hidden", `[{{#b}}x{{/b}}]`, `{"b": false}`, false, "[]"},
 		{"empty list hidden", `[{{#l}}x{{/l}}]`, `{"l": []}`, false, "[]"},
 		{"outer names inside a section", `{{#l}}{{n}}{{top}}{{/l}}`, `{"top": "!", "l": [{"n": 1}]}`, false, "1!"},
@@ -73,7 +75,8 @@ func TestMustacheSpecKinds(t *testing.T) {
 }
 
 // Names lists every name; Required only those interpolated outside
-// sections.
+// sections (an inverted section pushes no value: a name inside it is read
+// where the section stands, so it is required too).
 func TestNames(t *testing.T) {
 	p, err := mustache.Engine{}.Parse(`{{a.b}} {{#s}}{{inner}}{{.}}{{/s}} {{^inv}}{{c}}{{/inv}} {{{raw}}} {{! x }}`, true)
 	if err != nil {
@@ -83,7 +86,7 @@ func TestNames(t *testing.T) {
 	if want := []string{"a.b", "c", "inner", "inv", "raw", "s"}; !slices.Equal(n.Used, want) {
 		t.Errorf("used %v, want %v", n.Used, want)
 	}
-	if want := []string{"a.b", "raw"}; !slices.Equal(n.Required, want) {
+	if want := []string{"a.b", "c", "raw"}; !slices.Equal(n.Required, want) {
 		t.Errorf("required %v, want %v", n.Required, want)
 	}
 }
@@ -101,6 +104,9 @@ func TestSyntaxErrors(t *testing.T) {
 		{"a\nb {{/items}}", 2, 3, "closes no open section"},
 		{"{{#a}}\n{{#b}} {{/a}}{{/b}}", 2, 8, "{{/a}}"},
 		{"x {{}}", 1, 3, "no name"},
+		{"x {{a..b}}", 1, 3, "not a name"},
+		{"{{= =}}", 1, 1, "not a name"},
+		{nested(17), 1, 120, "nested more than 16 deep"},
 		{"{{#a}}\n x {{> /etc/passwd}}{{/a}}", 2, 4, "partials"},
 	} {
 		_, err := mustache.Engine{}.Parse(tc.source, true)
@@ -113,4 +119,14 @@ func TestSyntaxErrors(t *testing.T) {
 			t.Errorf("%q: got line %d, column %d, %q; want line %d, column %d, saying %q", tc.source, se.Line, se.Column, se.Problem, tc.line, tc.col, tc.says)
 		}
 	}
+}
+
+// nested returns n sections s1…sn, each inside the one before.
+func nested(n int) string {
+	var open, closing strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&open, "{{#s%d}}", i)
+		closing.WriteString(fmt.Sprintf("{{/s%d}}", n+1-i))
+	}
+	return open.String() + "x" + closing.String()
 }

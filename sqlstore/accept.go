@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -119,6 +120,25 @@ func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) 
 
 // earlierMessage answers a send whose idempotency key the account used
 // before: a duplicate when the requests match, an error when they differ.
+// IdempotentMessage answers a retry from the message stored under key.
+func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, digest []byte) (mailroom.AcceptResult, error) {
+	var id, status string
+	var stored []byte
+	err := s.readRow(ctx, `SELECT id, status, request_digest FROM messages
+		WHERE account_id = $1 AND idempotency_key = $2`, accountID, key).Scan(&id, &status, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeNotFound, "No message under this idempotency key.")
+	}
+	if err != nil {
+		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
+	}
+	if !bytes.Equal(stored, digest) {
+		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeIdempotencyKeyReused,
+			"The idempotency key was used before with a different request (message %s).", id)
+	}
+	return mailroom.AcceptResult{MessageID: id, Status: mailroom.MessageStatus(status), Duplicate: true}, nil
+}
+
 func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (mailroom.AcceptResult, error) {
 	var id, status string
 	var digest []byte

@@ -15,6 +15,10 @@ import (
 const templateColumns = `t.id, t.account_id, t.name, v.version, v.description, v.subject, v.html, v.text,
 	v.from_address, v.variables, v.layout_id, l.name, v.layout_version, t.created_at, v.created_at`
 
+// templateSummaryColumns are templateColumns without the html and text,
+// which lists do not show (they may be a megabyte each).
+var templateSummaryColumns = strings.Replace(templateColumns, "v.html, v.text", "'' AS html, '' AS text", 1)
+
 // templateVersions joins each template with its versions (v) and the
 // layout each version names (l; a layout cannot be deleted while a
 // current version names it, but an older version's may be gone).
@@ -146,7 +150,7 @@ func (s *Store) ListTemplates(ctx context.Context, accountID string, p mailroom.
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateSummaryColumns+` FROM `+templateVersions+`
 		WHERE v.version = t.version AND t.account_id = $1 AND (t.created_at < $2 OR (t.created_at = $2 AND t.id < $3))
 		ORDER BY t.created_at DESC, t.id DESC LIMIT $4`, accountID, after.at, after.id, limit+1)
 	if err != nil {
@@ -176,7 +180,7 @@ func (s *Store) ListTemplateVersions(ctx context.Context, accountID, idOrName st
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
+	rows, err := s.read.QueryContext(ctx, `SELECT `+templateSummaryColumns+` FROM `+templateVersions+`
 		WHERE t.account_id = $1 AND t.id = $2 AND v.version < $3
 		ORDER BY v.version DESC LIMIT $4`, accountID, ref.ID, below, limit+1)
 	if err != nil {

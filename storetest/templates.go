@@ -58,6 +58,13 @@ func revision(accountID, id, subject string, at time.Time) *mailroom.Template {
 // wantTemplate fails unless got has every field of want. Times are compared
 // with Equal: the engines hand them back in UTC at microsecond precision,
 // which is what the suite stores, so any difference is a real one.
+// listed is a template as lists return it: without its HTML and Text,
+// which may be a megabyte each.
+func listed(t mailroom.Template) mailroom.Template {
+	t.HTML, t.Text = "", ""
+	return t
+}
+
 func wantTemplate(t *testing.T, what string, got, want *mailroom.Template) {
 	t.Helper()
 	if got == nil {
@@ -301,7 +308,7 @@ func testTemplateVersions(t *testing.T, s mailroom.Store) {
 			t.Fatalf("by %s: %d versions in %d pages, want 3 in 2", key, len(got), pages)
 		}
 		for i, v := range got {
-			want := saved[3-i]
+			want := listed(saved[3-i])
 			wantTemplate(t, fmt.Sprintf("by %s, listed version %d", key, i), v, &want)
 		}
 	}
@@ -422,6 +429,7 @@ func testTemplatePaging(t *testing.T, s mailroom.Store) {
 		if want.ID == oldest.ID {
 			want = *oldest
 		}
+		want = listed(want)
 		wantTemplate(t, fmt.Sprintf("listed template %d", i), tpl, &want)
 	}
 	_, _, err := s.ListTemplates(ctx, acme.ID, mailroom.Page{Cursor: "not-a-cursor!"})

@@ -42,7 +42,7 @@ var storage = []string{"data-dir", "database-url"}
 // reads: a flag listed but ignored would be a lie to the operator.
 func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
-		"dns-server", "hostname", "listen", "log-format", "metrics-listen", "mx-host", "relay-url", "retention",
+		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
 		"spf-mechanisms", "tls-cert", "tls-key"}
 	cases := []struct {
