@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,11 +23,8 @@ type RenderedTemplate struct {
 	problems Validator
 }
 
-// Failed reports whether rendering found problems; Err returns them.
-func (r *RenderedTemplate) Failed() bool { return r.problems.Err() != nil }
-
-// Err returns the problems rendering found, as a validation *Error, or nil.
-func (r *RenderedTemplate) Err() error { return r.problems.Err() }
+// Failed reports whether rendering found problems.
+func (r *RenderedTemplate) Failed() bool { return len(r.problems.details) > 0 }
 
 // parsedTemplate is one template version, parsed: what the cache keeps.
 type parsedTemplate struct {
@@ -46,7 +44,8 @@ const layoutContent = "content"
 // allRequired lists the names the template and its layouts need, each
 // once, the template's first.
 func (p *parsedTemplate) allRequired() []requiredName {
-	out := p.required
+	// A copy: p is shared by every render through the cache.
+	out := slices.Clone(p.required)
 	seen := map[string]bool{layoutContent: true}
 	for _, r := range p.required {
 		seen[r.name] = true
