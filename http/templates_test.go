@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -487,6 +488,18 @@ func TestTemplateLayouts(t *testing.T) {
 		if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "variables.company.address") {
 			t.Fatalf("the layout's variable is required: %s", r.Body)
 		}
+		// Renders share the parsed template (the cache): side by side,
+		// each gets its own answer (and -race sees no shared writes).
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				name := fmt.Sprint("n", i)
+				if html := render(map[string]any{"name": name, "company": map[string]any{"address": "a"}}).Str("html"); !strings.Contains(html, "<p>Hi "+name+"</p>") {
+					t.Errorf("concurrent render %d: %q", i, html)
+				}
+			})
+		}
+		wg.Wait()
 
 		// Editing the layout changes no template until it is saved again.
 		e.Do(apitest.Request{Method: "PUT", Path: "/v1/templates/brand", Key: e.admin, Body: map[string]any{"subject": "(layout)",
