@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -52,7 +53,7 @@ func (p *parsedTemplate) allRequired() []requiredName {
 	}
 	for l := p.layout; l != nil; l = l.layout {
 		for _, r := range l.required {
-			if !seen[r.name] {
+			if r.field != "subject" && !seen[r.name] { // a layout's subject is not used
 				seen[r.name] = true
 				out = append(out, requiredName{r.name, "layout " + l.ref.Name + "'s " + r.field})
 			}
@@ -120,12 +121,13 @@ func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 	}
 	if v.Err() == nil {
 		blankNulls(vars)
-		out.Subject = renderPart(v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax)
-		out.HTML = renderPart(v, "html", p.html, vars, MaxBodyPartBytes)
-		out.Text = renderPart(v, "text", p.text, vars, MaxBodyPartBytes)
+		deadline := time.Now().Add(maxRenderTime)
+		out.Subject = renderPart(v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax, deadline)
+		out.HTML = renderPart(v, "html", p.html, vars, MaxBodyPartBytes, deadline)
+		out.Text = renderPart(v, "text", p.text, vars, MaxBodyPartBytes, deadline)
 		for l := p.layout; l != nil; l = l.layout {
-			out.HTML = wrap(v, "html", l.html, vars, out.HTML)
-			out.Text = wrap(v, "text", l.text, vars, out.Text)
+			out.HTML = wrap(v, "html", l.html, vars, out.HTML, deadline)
+			out.Text = wrap(v, "text", l.text, vars, out.Text, deadline)
 		}
 	}
 	return out
@@ -133,7 +135,7 @@ func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 
 // wrap renders a layout's source around content, a part already
 // rendered; a part the template lacks, or the layout lacks, stays as it is.
-func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, content string) string {
+func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, content string, deadline time.Time) string {
 	if layout == nil || content == "" {
 		return content
 	}
@@ -142,17 +144,26 @@ func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, 
 		inner[k] = val
 	}
 	inner[layoutContent] = content
-	return renderPart(v, field, layout, inner, MaxBodyPartBytes)
+	return renderPart(v, field, layout, inner, MaxBodyPartBytes, deadline)
 }
 
-// renderPart renders one source within limit octets.
-func renderPart(v *Validator, field string, src ParsedSource, vars map[string]any, limit int) string {
+// renderPart renders one source within limit octets, by deadline.
+func renderPart(v *Validator, field string, src ParsedSource, vars map[string]any, limit int, deadline time.Time) string {
 	if src == nil {
 		return ""
 	}
 	var buf bytes.Buffer
-	err := src.Render(&renderLimit{w: &buf, bytes: limit, steps: maxRenderSteps}, vars)
+	w := &renderLimit{w: &buf, bytes: limit, steps: maxRenderSteps, deadline: deadline}
+	err := src.Render(w, vars)
+	if w.err != nil {
+		// The library ignores the errors of some writes and goes on,
+		// writing nothing more.
+		err = w.err
+	}
 	switch {
+	case errors.Is(err, errRenderTooSlow):
+		v.Add(field, "takes more than %v to render with these variables; check the lists and long values its sections go over", maxRenderTime)
+		return ""
 	case errors.Is(err, errRenderTooLarge):
 		v.Add(field, "renders to more than %d octets (or more than %d pieces of text) with these variables; check the lists its sections repeat over", limit, maxRenderSteps)
 		return ""

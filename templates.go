@@ -2,6 +2,8 @@ package mailroom
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -83,13 +85,42 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 	}
 	// A subject of no names that renders empty (a comment alone) would
 	// fail every send.
-	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*4) == "" {
+	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*4, time.Now().Add(maxRenderTime)) == "" {
 		v.Add("subject", "renders empty whatever the variables; a message needs a subject")
 		return nil, v.Err()
 	}
 	t.Variables = sortedUnique(append(names.Used, layoutNames...))
+	if len(t.Variables) > maxTemplateNames {
+		v.Add("html", "the template uses %d names; at most %d are allowed", len(t.Variables), maxTemplateNames)
+		return nil, v.Err()
+	}
 	return t, nil
 }
+
+// checkLayout says what keeps a template from serving as a layout, or "":
+// its html must insert the content unescaped ({{{content}}} or
+// {{& content}}: {{content}} would show the wrapped HTML as text), and its
+// text, if it has one, must insert {{content}} somewhere.
+func (s *Templates) checkLayout(layout *Template) string {
+	if layout.HTML != "" && !rawContent.MatchString(layout.HTML) {
+		return fmt.Sprintf("the template %q inserts no {{{%s}}} in its html: a layout puts the template's html where it says {{{%s}}} (or {{& %s}}), unescaped", layout.Name, layoutContent, layoutContent, layoutContent)
+	}
+	if layout.Text != "" {
+		p, err := s.Engine.Parse(layout.Text, false)
+		if err != nil || !slices.Contains(p.Names().Used, layoutContent) {
+			return fmt.Sprintf("the template %q inserts no {{%s}} in its text: a layout puts the template's text where it says {{%s}}", layout.Name, layoutContent, layoutContent)
+		}
+	}
+	return ""
+}
+
+// rawContent finds an unescaped insertion of the content in a layout's
+// html (with the default delimiters).
+var rawContent = regexp.MustCompile(`\{\{\{\s*` + layoutContent + `\s*\}\}\}|\{\{&\s*` + layoutContent + `\s*\}\}`)
+
+// maxTemplateNames bounds the names a template (with its layouts) uses:
+// every one is listed in its variables, and lists show a hundred templates.
+const maxTemplateNames = 1000
 
 // maxLayoutDepth bounds a chain of layouts (a layout may have its own).
 const maxLayoutDepth = 4
@@ -104,6 +135,10 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 		v.Add("layout", "must not be empty: give a template's id or name, or leave layout out for none")
 		return nil, nil, nil
 	}
+	if CheckTemplateRef(ref) != "" {
+		v.Add("layout", "names no template of this account: %q", ref)
+		return nil, nil, nil
+	}
 	layout, err := s.Store.Template(ctx, accountID, ref)
 	if IsCode(err, ECodeNotFound) {
 		v.Add("layout", "names no template of this account: %q", ref)
@@ -112,8 +147,8 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if !slices.Contains(layout.Variables, layoutContent) {
-		v.Add("layout", "the template %q inserts no {{{%s}}}: a layout puts the template's rendering where it says {{{%s}}}", layout.Name, layoutContent, layoutContent)
+	if msg := s.checkLayout(layout); msg != "" {
+		v.Add("layout", "%s", msg)
 		return nil, nil, nil
 	}
 	var names []string
@@ -122,9 +157,19 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 			v.Add("layout", "%q would wrap this template in itself (a cycle of layouts)", ref)
 			return nil, nil, nil
 		}
-		for _, n := range l.Variables {
-			if n != layoutContent {
-				names = append(names, n)
+		p, _, err := parseTemplate(s.Engine, l)
+		if err != nil {
+			return nil, nil, err // stored templates parse
+		}
+		// A layout's subject is not used: its names are not the
+		// wrapped template's to give.
+		for _, part := range []ParsedSource{p.html, p.text} {
+			if part != nil {
+				for _, n := range part.Names().Used {
+					if n != layoutContent {
+						names = append(names, n)
+					}
+				}
 			}
 		}
 		if l.Layout == nil {

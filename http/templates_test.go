@@ -401,6 +401,20 @@ func TestSendWithTemplateRules(t *testing.T) {
 	if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "subject") {
 		t.Fatalf("a rendered subject with CRLF: %s", r.Body)
 	}
+	// Sections over a long blank string test it for blankness each time:
+	// little text, much work. The render stops at its time limit.
+	e.createTemplate(t, e.admin, map[string]any{"name": "blank", "subject": "s", "text": "x" + strings.Repeat("{{#b}}{{/b}}", 80000)})
+	start := time.Now()
+	r = send(map[string]any{"template": "blank", "to": "a@example.com", "from": "a@shop.example", "variables": map[string]any{"b": strings.Repeat(" ", 250000)}})
+	if wantError(t, r, 400, mailroom.ECodeValidation); !strings.Contains(string(r.Body), "to render") {
+		t.Fatalf("a render past its time: %s", r.Body)
+	}
+	t.Logf("refused after %v", time.Since(start))
+
+	// A reference that could name no template is not looked up (a NUL
+	// would be an error in PostgreSQL's query text).
+	wantError(t, send(map[string]any{"template": "bare\x00", "to": "a@example.com", "from": "a@shop.example"}), 404, mailroom.ECodeNotFound)
+
 	// 300 items, three sections deep: 27 million pieces of text.
 	list := make([]any, 300)
 	for i := range list {
@@ -521,6 +535,7 @@ func TestTemplateLayouts(t *testing.T) {
 			"itself":            {"subject": "(layout)", "html": "{{{content}}}", "layout": "brand"},
 			"no content":        {"subject": "(layout)", "html": "<p>x</p>", "layout": "welcome"},
 			"an unknown layout": {"subject": "(layout)", "html": "{{{content}}}", "layout": "nope"},
+			"a NUL reference":   {"subject": "(layout)", "html": "{{{content}}}", "layout": "a\x00b"},
 		} {
 			r := e.Do(apitest.Request{Method: "PUT", Path: "/v1/templates/brand", Key: e.admin, Body: body})
 			if wantError(t, r, 400, mailroom.ECodeValidation); !hasField(r, "layout") {
@@ -528,5 +543,25 @@ func TestTemplateLayouts(t *testing.T) {
 			}
 		}
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/templates/brand", Key: e.admin}), 409, mailroom.ECodeInvalidState)
+
+		// A layout inserts the content unescaped in its html, and somewhere
+		// in its text; its subject is not used, nor required.
+		e.createTemplate(t, e.admin, map[string]any{"name": "escaped", "subject": "L {{must}}", "html": "<div>{{content}}</div>"})
+		e.createTemplate(t, e.admin, map[string]any{"name": "textless", "subject": "L {{must}}", "html": "{{{content}}}", "text": "no content here"})
+		e.createTemplate(t, e.admin, map[string]any{"name": "fine", "subject": "L {{must}}", "html": "<div>{{& content}}</div>"})
+		for layout, ok := range map[string]bool{"escaped": false, "textless": false, "fine": true} {
+			r := e.Do(apitest.Request{Method: "POST", Path: "/v1/templates", Key: e.admin, Body: map[string]any{
+				"name": "in-" + layout, "subject": "S", "html": "<p>a&amp;b</p>", "layout": layout}})
+			switch {
+			case ok && r.Status != 201:
+				t.Errorf("layout %s: %d %s", layout, r.Status, r.Body)
+			case !ok && (r.Status != 400 || !hasField(r, "layout")):
+				t.Errorf("layout %s should be refused: %d %s", layout, r.Status, r.Body)
+			}
+		}
+		r = e.Do(apitest.Request{Method: "POST", Path: "/v1/templates/in-fine/render", Key: e.admin, Body: map[string]any{}})
+		if r.Status != 200 || r.Str("html") != "<div><p>a&amp;b</p></div>" {
+			t.Fatalf("a layout's subject names are not required: %d %s", r.Status, r.Body)
+		}
 	})
 }

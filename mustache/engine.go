@@ -1,6 +1,7 @@
 package mustache
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,22 +65,27 @@ func (p *parsed) Render(w io.Writer, variables map[string]any) error {
 	return p.t.FRender(w, asJSONText(variables))
 }
 
-// object and list print as JSON (fmt uses String), and still read as a map
-// and a slice to the library's lookups and sections.
+// object and list print as JSON, and still read as a map and a slice to
+// the library's lookups and sections. They print through fmt.Formatter,
+// not String: the library resolves a name to a method of that name that
+// takes no arguments before a map key, so {{String}} would call String
+// instead of reading the variable "String". Format takes two.
 type (
 	object map[string]any
 	list   []any
 )
 
-func (o object) String() string { return jsonText(map[string]any(o)) }
-func (l list) String() string   { return jsonText([]any(l)) }
+func (o object) Format(f fmt.State, _ rune) { writeJSON(f, map[string]any(o)) }
+func (l list) Format(f fmt.State, _ rune)   { writeJSON(f, []any(l)) }
 
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
+// writeJSON writes v as JSON as it was sent: <, > and & as themselves.
+func writeJSON(w io.Writer, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
-	return string(b)
 }
 
 // asJSONText gives every object and list below v the types that print as
@@ -154,7 +160,7 @@ func checkTags(source string, tags []cbmustache.Tag, depth int) error {
 		if name != "." && !validName(name) {
 			line, col := locate(source, 0, `[#^&{]?\s*`+regexpQuote(name))
 			return &mailroom.TemplateSyntaxError{Line: line, Column: col,
-				Problem: fmt.Sprintf("%q is not a name: names are words joined by dots, such as customer.name", name)}
+				Problem: fmt.Sprintf("%q is not a name: names are words joined by dots, such as customer.name, at most %d characters", mailroom.Excerpt(name, 40), maxNameLength)}
 		}
 		if tag.Type() != cbmustache.Section && tag.Type() != cbmustache.InvertedSection {
 			continue
@@ -171,9 +177,17 @@ func checkTags(source string, tags []cbmustache.Tag, depth int) error {
 	return nil
 }
 
-// validName accepts dotted names whose parts are not empty and hold no
-// space, brace or tag sigil.
+// maxNameLength bounds a name: the library follows a dotted name part by
+// part at every pass of a section, so a name of half a million parts
+// repeated over a list cost seconds and hundreds of megabytes.
+const maxNameLength = 128
+
+// validName accepts dotted names of at most maxNameLength characters whose
+// parts are not empty and hold no space, brace or tag sigil.
 func validName(name string) bool {
+	if len(name) > maxNameLength {
+		return false
+	}
 	for part := range strings.SplitSeq(name, ".") {
 		if part == "" || strings.ContainsAny(part, " \t\r\n{}=!#^/>&") {
 			return false
