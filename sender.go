@@ -69,10 +69,6 @@ func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest)
 		var v Validator
 		v.Add("template", "must not be empty: give the id (tpl_…) or the name of a template, or leave template out")
 		return nil, v.Err()
-	case CheckTemplateRef(*req.Template) != "":
-		// Not looked up: it could name no template (and PostgreSQL
-		// refuses a NUL in a query's text).
-		return nil, Errorf(ECodeNotFound, "No template %q in this account.", *req.Template)
 	case s.Templates == nil:
 		return nil, Errorf(ECodeInternal, "templates are not configured")
 	}

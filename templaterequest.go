@@ -35,9 +35,9 @@ type TemplateRequest struct {
 
 // validate checks the request's fields that need no parsing and returns
 // the template it describes, without id, account, version or times. On a
-// PUT, current is the template it replaces: the name may be left out, and
+// PUT, current names the template it replaces: the name may be left out, and
 // may not change.
-func (r *TemplateRequest) validate(v *Validator, current *Template) *Template {
+func (r *TemplateRequest) validate(v *Validator, current *TemplateRef) *Template {
 	t := &Template{Description: r.Description, Subject: r.Subject, HTML: r.HTML, Text: r.Text, From: r.From}
 	switch {
 	case r.Name == nil && current != nil:

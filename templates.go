@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Templates is the saved-templates service (docs/api.md "Templates"): it
@@ -46,7 +47,7 @@ func (s *Templates) Create(ctx context.Context, accountID string, req *TemplateR
 
 // Update replaces the content of an account's template: a new version.
 func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req *TemplateRequest) (*Template, error) {
-	current, err := s.Store.Template(ctx, accountID, idOrName)
+	current, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req 
 // sources, so that a template that is stored always renders; it returns
 // the template with its Variables: its own names and its layouts', which
 // a send must give as well.
-func (s *Templates) prepare(ctx context.Context, accountID string, req *TemplateRequest, current *Template) (*Template, error) {
+func (s *Templates) prepare(ctx context.Context, accountID string, req *TemplateRequest, current *TemplateRef) (*Template, error) {
 	var v Validator
 	t := req.validate(&v, current)
 	var layoutNames []string
@@ -85,7 +86,7 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 	}
 	// A subject of no names that renders empty (a comment alone) would
 	// fail every send.
-	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*4, time.Now().Add(maxRenderTime)) == "" {
+	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*utf8.UTFMax, time.Now().Add(maxRenderTime)) == "" {
 		v.Add("subject", "renders empty whatever the variables; a message needs a subject")
 		return nil, v.Err()
 	}
@@ -97,19 +98,16 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 	return t, nil
 }
 
-// checkLayout says what keeps a template from serving as a layout, or "":
-// its html must insert the content unescaped ({{{content}}} or
-// {{& content}}: {{content}} would show the wrapped HTML as text), and its
-// text, if it has one, must insert {{content}} somewhere.
-func (s *Templates) checkLayout(layout *Template) string {
+// layoutProblem says what keeps a template (parsed as p) from serving as a
+// layout, or "": its html must insert the content unescaped
+// ({{{content}}} or {{& content}}: {{content}} would show the wrapped
+// HTML as text), and its text, if it has one, must insert {{content}}.
+func layoutProblem(layout *Template, p *parsedTemplate) string {
 	if layout.HTML != "" && !rawContent.MatchString(layout.HTML) {
 		return fmt.Sprintf("the template %q inserts no {{{%s}}} in its html: a layout puts the template's html where it says {{{%s}}} (or {{& %s}}), unescaped", layout.Name, layoutContent, layoutContent, layoutContent)
 	}
-	if layout.Text != "" {
-		p, err := s.Engine.Parse(layout.Text, false)
-		if err != nil || !slices.Contains(p.Names().Used, layoutContent) {
-			return fmt.Sprintf("the template %q inserts no {{%s}} in its text: a layout puts the template's text where it says {{%s}}", layout.Name, layoutContent, layoutContent)
-		}
+	if p.text != nil && !slices.Contains(p.text.Names().Used, layoutContent) {
+		return fmt.Sprintf("the template %q inserts no {{%s}} in its text: a layout puts the template's text where it says {{%s}}", layout.Name, layoutContent, layoutContent)
 	}
 	return ""
 }
@@ -126,17 +124,16 @@ const maxTemplateNames = 1000
 const maxLayoutDepth = 4
 
 // resolveLayout finds the layout a request names, in its current version,
-// and the names its chain uses besides content. It refuses a layout that
-// does not insert the template ({{{content}}}), and a chain that comes
-// back to the template being saved (a cycle) or is deeper than
-// maxLayoutDepth. Problems go to v; the error is for storage.
-func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, ref string, current *Template) (*TemplateRef, []string, error) {
+// and the names its chain uses in html and text besides content (a
+// layout's subject is not used, so its names are not the wrapped
+// template's to give). It refuses a layout that does not insert the
+// content, and a chain that comes back to the template being saved (a
+// cycle) or is more than maxLayoutDepth long. The chain is read as sends
+// read it (load: parsed, and cached). Problems go to v; the error is for
+// storage.
+func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, ref string, current *TemplateRef) (*TemplateRef, []string, error) {
 	if ref == "" {
 		v.Add("layout", "must not be empty: give a template's id or name, or leave layout out for none")
-		return nil, nil, nil
-	}
-	if CheckTemplateRef(ref) != "" {
-		v.Add("layout", "names no template of this account: %q", ref)
 		return nil, nil, nil
 	}
 	layout, err := s.Store.Template(ctx, accountID, ref)
@@ -147,23 +144,26 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if msg := s.checkLayout(layout); msg != "" {
+	chain, err := s.load(ctx, accountID, *layout.Ref(), 0)
+	if e, ok := err.(*Error); ok && e.Code == ECodeInvalidState {
+		v.Add("layout", "%q cannot serve as a layout: %s", ref, e.Message)
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if msg := layoutProblem(layout, chain); msg != "" {
 		v.Add("layout", "%s", msg)
 		return nil, nil, nil
 	}
 	var names []string
-	for l, depth := layout, 1; ; depth++ {
-		if current != nil && l.ID == current.ID {
+	depth := 0
+	for l := chain; l != nil; l = l.layout {
+		if depth++; current != nil && l.ref.ID == current.ID {
 			v.Add("layout", "%q would wrap this template in itself (a cycle of layouts)", ref)
 			return nil, nil, nil
 		}
-		p, _, err := parseTemplate(s.Engine, l)
-		if err != nil {
-			return nil, nil, err // stored templates parse
-		}
-		// A layout's subject is not used: its names are not the
-		// wrapped template's to give.
-		for _, part := range []ParsedSource{p.html, p.text} {
+		for _, part := range []ParsedSource{l.html, l.text} {
 			if part != nil {
 				for _, n := range part.Names().Used {
 					if n != layoutContent {
@@ -172,16 +172,10 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 				}
 			}
 		}
-		if l.Layout == nil {
-			break
-		}
-		if depth == maxLayoutDepth {
-			v.Add("layout", "%q is wrapped in layouts %d deep; at most %d are allowed", ref, depth, maxLayoutDepth)
-			return nil, nil, nil
-		}
-		if l, err = s.Store.TemplateVersion(ctx, accountID, l.Layout.ID, l.Layout.Version); err != nil {
-			return nil, nil, err
-		}
+	}
+	if depth > maxLayoutDepth {
+		v.Add("layout", "%q is wrapped in layouts itself: with it, this template would have %d; at most %d are allowed", ref, depth, maxLayoutDepth)
+		return nil, nil, nil
 	}
 	return layout.Ref(), names, nil
 }

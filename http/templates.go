@@ -7,40 +7,10 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// templateJSON is a template version as the API shows it (docs/api.md
-// "Templates").
-type templateJSON struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	Description string  `json:"description"`
-	Subject     string  `json:"subject"`
-	HTML        *string `json:"html"`
-	Text        *string `json:"text"`
-	From        *string `json:"from"`
-	// Layout is the layout version this version is wrapped in.
-	Layout    *mailroom.TemplateRef `json:"layout"`
-	Version   int                   `json:"version"`
-	Variables []string              `json:"variables"`
-	CreatedAt string                `json:"createdAt"`
-	UpdatedAt string                `json:"updatedAt"`
-}
-
-func toTemplateJSON(t *mailroom.Template) templateJSON {
-	out := templateJSON{
-		ID: t.ID, Name: t.Name, Description: t.Description, Subject: t.Subject,
-		HTML: optString(t.HTML), Text: optString(t.Text), From: optString(t.From), Layout: t.Layout,
-		Version: t.Version, Variables: t.Variables,
-		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
-	}
-	if out.Variables == nil {
-		out.Variables = []string{}
-	}
-	return out
-}
-
-// templateSummaryJSON is a template version in a list: without its html
-// and text, which may be a megabyte each (a page of a hundred would be
-// hundreds). GET the template or the version for them.
+// templateSummaryJSON is a template version as lists show it (docs/api.md
+// "Templates"): without its html and text, which may be a megabyte each (a
+// page of a hundred would be hundreds). GET the template or the version
+// for them.
 type templateSummaryJSON struct {
 	ID          string                `json:"id"`
 	Name        string                `json:"name"`
@@ -54,12 +24,33 @@ type templateSummaryJSON struct {
 	UpdatedAt   string                `json:"updatedAt"`
 }
 
+// templateJSON is a template version whole.
+type templateJSON struct {
+	templateSummaryJSON
+	HTML *string `json:"html"`
+	Text *string `json:"text"`
+}
+
+func toTemplateSummary(t *mailroom.Template) templateSummaryJSON {
+	out := templateSummaryJSON{
+		ID: t.ID, Name: t.Name, Description: t.Description, Subject: t.Subject,
+		From: optString(t.From), Layout: t.Layout, Version: t.Version, Variables: t.Variables,
+		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
+	}
+	if out.Variables == nil {
+		out.Variables = []string{}
+	}
+	return out
+}
+
+func toTemplateJSON(t *mailroom.Template) templateJSON {
+	return templateJSON{templateSummaryJSON: toTemplateSummary(t), HTML: optString(t.HTML), Text: optString(t.Text)}
+}
+
 func toTemplateSummaries(ts []*mailroom.Template) []templateSummaryJSON {
 	out := make([]templateSummaryJSON, len(ts))
 	for i, t := range ts {
-		j := toTemplateJSON(t)
-		out[i] = templateSummaryJSON{ID: j.ID, Name: j.Name, Description: j.Description, Subject: j.Subject,
-			From: j.From, Layout: j.Layout, Version: j.Version, Variables: j.Variables, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt}
+		out[i] = toTemplateSummary(t)
 	}
 	return out
 }

@@ -39,6 +39,15 @@ func templateNotFound(idOrName string) error {
 	return mailroom.Errorf(mailroom.ECodeNotFound, "No template %q in this account.", idOrName)
 }
 
+// checkRef answers not found, without a query, for a reference that could
+// name no template (PostgreSQL would refuse a NUL in its text, a 500).
+func checkRef(idOrName string) error {
+	if mailroom.CheckTemplateRef(idOrName) != "" {
+		return templateNotFound(idOrName)
+	}
+	return nil
+}
+
 // CreateTemplate inserts t and its first version (setting t.Version to 1
 // and its times to the microseconds stored), if the account has
 // fewer than max templates. On PostgreSQL the account's row is locked
@@ -111,6 +120,9 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error 
 
 // Template reads an account's template in its current version.
 func (s *Store) Template(ctx context.Context, accountID, idOrName string) (*mailroom.Template, error) {
+	if err := checkRef(idOrName); err != nil {
+		return nil, err
+	}
 	t, err := scanTemplate(s.read.QueryRowContext(ctx, `SELECT `+templateColumns+` FROM `+templateVersions+`
 		WHERE v.version = t.version AND `+byIDOrName(idOrName), accountID, idOrName))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -123,6 +135,9 @@ func (s *Store) Template(ctx context.Context, accountID, idOrName string) (*mail
 // template: one indexed row, no content, by a prepared statement (it is on
 // every templated send's path).
 func (s *Store) CurrentTemplateVersion(ctx context.Context, accountID, idOrName string) (*mailroom.TemplateRef, error) {
+	if err := checkRef(idOrName); err != nil {
+		return nil, err
+	}
 	var ref mailroom.TemplateRef
 	err := s.readRow(ctx, `SELECT t.id, t.name, t.version FROM templates t WHERE `+byIDOrName(idOrName),
 		accountID, idOrName).Scan(&ref.ID, &ref.Name, &ref.Version)
@@ -196,6 +211,9 @@ func (s *Store) ListTemplateVersions(ctx context.Context, accountID, idOrName st
 
 // DeleteTemplate removes a template and its versions.
 func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) error {
+	if err := checkRef(idOrName); err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var id string
 		err := tx.QueryRowContext(ctx, `SELECT t.id FROM templates t WHERE `+byIDOrName(idOrName)+s.engine.LockRows,

@@ -14,9 +14,7 @@ import (
 
 // accountsCreate is `mailroom accounts create NAME`.
 func accountsCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -27,7 +25,7 @@ func accountsCreate(ctx context.Context, c *command, args []string, stdout, stde
 	if err := mailroom.ValidateAccountName(rest[0]); err != nil {
 		return err
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, key, err := createAccount(ctx, s, rest[0], time.Now())
 		if err != nil {
 			return err
@@ -40,9 +38,7 @@ func accountsCreate(ctx context.Context, c *command, args []string, stdout, stde
 
 // accountsList is `mailroom accounts list`.
 func accountsList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -50,7 +46,7 @@ func accountsList(ctx context.Context, c *command, args []string, stdout, stderr
 	if len(rest) != 0 {
 		return usageError{fmt.Sprintf("accounts list takes no arguments, got %q", rest)}
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		accts, err := s.ListAccounts(ctx)
 		if err != nil {
 			return err
@@ -67,9 +63,7 @@ func accountsList(ctx context.Context, c *command, args []string, stdout, stderr
 
 // accountsUpdate is `mailroom accounts update NAME [--rate R] [--burst B]`.
 func accountsUpdate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	var rate float64
 	var burst int
 	fs.Float64Var(&rate, "rate", 0, fmt.Sprintf("requests per second, fractions allowed (accounts never set follow %g)", mailroom.DefaultRate))
@@ -86,7 +80,7 @@ func accountsUpdate(ctx context.Context, c *command, args []string, stdout, stde
 	if !given["rate"] && !given["burst"] {
 		return usageError{"accounts update needs --rate, --burst or both"}
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := updateAccountLimits(ctx, s, rest[0], rate, given["rate"], burst, given["burst"])
 		if err != nil {
 			return err

@@ -64,6 +64,15 @@ var commands = []*command{
 		run:   versionCommand},
 }
 
+// storageFlagSet is the flag set of a command that opens storage: the
+// storage flags are registered; the command adds its own before parse.
+func (c *command) storageFlagSet() (*flag.FlagSet, *storageFlags) {
+	fs := newFlagSet(c.name)
+	sf := &storageFlags{}
+	sf.register(fs)
+	return fs, sf
+}
+
 // parse parses the command's flags. On --help it prints the command's
 // usage to stdout and returns errHelpShown.
 func (c *command) parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {

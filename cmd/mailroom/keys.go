@@ -13,9 +13,7 @@ import (
 
 // keysCreate is `mailroom keys create --account NAME --scopes SCOPES`.
 func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account the key belongs to (required)")
 	scopes := fs.String("scopes", "", "comma-separated `SCOPES` of send, domains, templates, webhooks, keys (required)")
 	name := fs.String("name", "cli", "a `NAME` that says what the key is for")
@@ -35,7 +33,7 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 	if err := v.Err(); err != nil {
 		return err
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
 		if err != nil {
 			return err
@@ -52,9 +50,7 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 
 // keysList is `mailroom keys list --account NAME`.
 func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account whose keys are listed (required)")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
@@ -66,7 +62,7 @@ func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.
 	if *account == "" {
 		return usageError{"keys list needs --account"}
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
 		if err != nil {
 			return err
@@ -101,9 +97,7 @@ func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.
 // mistyped or pasted id of another account's key is refused and that key
 // keeps working.
 func keysRevoke(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "revoke only if the key belongs to the account of this `NAME`")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
@@ -116,7 +110,7 @@ func keysRevoke(ctx context.Context, c *command, args []string, stdout, stderr i
 	if !mailroom.ValidKeyID(keyID) {
 		return usageError{fmt.Sprintf("%q is not a key id (16 characters a-z, 0-9; the part after mailroom_)", keyID)}
 	}
-	return withStore(ctx, sf, func(s mailroom.Store) error {
+	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		var acct *mailroom.Account
 		if *account != "" {
 			if acct, err = s.AccountByName(ctx, *account); err != nil {

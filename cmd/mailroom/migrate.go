@@ -9,9 +9,7 @@ import (
 // migrateCommand applies the migrations storage lacks. serve does the same
 // on start; this command is for operators who migrate before a roll-out.
 func migrateCommand(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet(c.name)
-	var sf storageFlags
-	sf.register(fs)
+	fs, sf := c.storageFlagSet()
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
