@@ -1,6 +1,9 @@
 package mailroom
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // MessageLog serves the email log's rules that go beyond reading rows
 // (docs/api.md "The email log").
@@ -12,11 +15,21 @@ type MessageLog struct {
 // Raw returns the exact signed bytes of an account's message: those stored,
 // or, before its first attempt, composed, signed and stored now, so that
 // what the log shows is exactly what will be sent (the first stored bytes
-// are the only ones ever sent).
+// are the only ones ever sent). A scheduled message has none yet, and a
+// canceled one never will: ECodeInvalidState.
 func (l *MessageLog) Raw(ctx context.Context, accountID, messageID string) ([]byte, error) {
 	m, _, err := l.Store.Message(ctx, accountID, messageID)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case m.Status == MessageScheduled && m.ScheduledAt != nil:
+		// Composing now would fix its Date and DKIM signature days before
+		// it is sent (RFC 5322 §3.6.1: the Date is when it was ready to go).
+		return nil, Errorf(ECodeInvalidState, "The message is scheduled: it is composed and signed when it is due (%s), and its raw bytes exist from then on.",
+			m.ScheduledAt.UTC().Format(time.RFC3339))
+	case m.Status == MessageCanceled:
+		return nil, Errorf(ECodeInvalidState, "The message was canceled before it was due: it was never composed.")
 	}
 	raw, _, err := l.Signer.Signed(ctx, m.Summary())
 	if IsCode(err, ECodeNotFound) {

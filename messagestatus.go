@@ -63,7 +63,9 @@ func DeriveMessageStatus(recipients []RecipientStatus) MessageStatus {
 		return MessageQueued
 	case count[RecipientScheduled] > 0:
 		return MessageScheduled
-	case count[RecipientCanceled] == n:
+	case count[RecipientCanceled] > 0 && count[RecipientCanceled]+count[RecipientSuppressed] == n:
+		// A canceled scheduled send: those already suppressed when it
+		// was accepted stay so.
 		return MessageCanceled
 	case count[RecipientQueued] > 0:
 		return MessageQueued

@@ -16,6 +16,12 @@ type MessageStore interface {
 	// account's suppression list are stored suppressed, not queued.
 	// Concurrent calls may share one commit (group commit).
 	AcceptMessage(ctx context.Context, m *Message) (AcceptResult, error)
+	// AcceptMessages accepts ms as AcceptMessage accepts each one, all in
+	// one transaction (one commit for a batch), in order: a message whose
+	// key an earlier one of ms used is that one's duplicate. outcomes[i]
+	// answers ms[i]; its Err is ECodeIdempotencyKeyReused or nil. An error
+	// means nothing was stored.
+	AcceptMessages(ctx context.Context, ms []*Message) (outcomes []AcceptOutcome, err error)
 	// IdempotentMessage answers a request under an idempotency key the
 	// account used before, as AcceptMessage would (Duplicate, or
 	// ECodeIdempotencyKeyReused for another digest), without storing
@@ -30,7 +36,10 @@ type MessageStore interface {
 	// NodeStore.ReleaseLostClaims once its node is found dead or its lease
 	// has run out in the database's clock. Claims take whole messages:
 	// every claimable recipient of a claimed message comes in the same
-	// claim (less those at SkipDomains).
+	// claim (less those at SkipDomains). A scheduled message that comes
+	// due is started in the claim's transaction (StartScheduled): its
+	// recipients become queued, or finish unattempted (suppressed since,
+	// or the sending domain gone), and only those to send are returned.
 	ClaimDueRecipients(ctx context.Context, c Claim) ([]*QueuedRecipient, error)
 	// ReleaseClaims hands claimed recipients back unattempted: they are
 	// due again at dueAt (their due time is kept when dueAt is nil). Only
@@ -51,6 +60,19 @@ type MessageStore interface {
 	// recipient) is dropped with its event.
 	RecordAttempts(ctx context.Context, attempts []*Attempt) error
 
+	// ListScheduled lists an account's messages still scheduled (not yet
+	// taken for delivery), soonest scheduledAt first.
+	ListScheduled(ctx context.Context, accountID string, page Page) ([]*Message, string, error)
+	// RescheduleMessage moves a scheduled message to at (its recipients
+	// come due then). CancelMessage cancels one: the message and each
+	// recipient become canceled, with an email.canceled event each, at
+	// now. Both take the message's lock, as a claim does, so that a
+	// message is either taken for delivery or changed, never both: one
+	// that is no longer scheduled, or whose recipients a claim holds, is
+	// ECodeInvalidState; another account's is ECodeNotFound.
+	RescheduleMessage(ctx context.Context, accountID, id string, at time.Time) error
+	CancelMessage(ctx context.Context, accountID, id string, now time.Time) error
+
 	// Message returns an account's message with recipients and events.
 	Message(ctx context.Context, accountID, id string) (*Message, []*Event, error)
 	// ListMessages lists an account's messages newest first.
@@ -68,6 +90,13 @@ type AcceptResult struct {
 	MessageID string
 	Status    MessageStatus
 	Duplicate bool
+}
+
+// AcceptOutcome answers one message of AcceptMessages.
+type AcceptOutcome struct {
+	Result AcceptResult
+	// Err is ECodeIdempotencyKeyReused, or nil.
+	Err error
 }
 
 // Claim asks for due work on behalf of a node.

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Sender accepts sends (docs/api.md "Sending"). Its path is validation, one indexed read
-// to check the sending domain, and one (group) commit: no DNS, no RSA and
-// no SMTP, which all happen in the Deliverer.
+// Sender accepts sends (docs/api.md "Sending", "Batch sends"). Its path is
+// validation, one indexed read to check each sending domain, and one
+// (group) commit: no DNS, no RSA and no SMTP, which all happen in the
+// Deliverer.
 type Sender struct {
 	Store   MessageStore
 	Domains *Domains
@@ -18,43 +19,145 @@ type Sender struct {
 	// Queued is told when a message is queued for delivery now, so that
 	// the local worker starts at once instead of at its next poll.
 	Queued func()
+	// Scheduled is told the time of a message scheduled for later, so
+	// that the local worker wakes for it then (nil: it finds it by its
+	// poll).
+	Scheduled func(at time.Time)
 }
 
 // Send validates req for the account and stores it durably; a nil error
 // means the message is committed. idempotencyHeader holds the values of
 // the Idempotency-Key header, one per field line (none when absent).
 func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, idempotencyHeader []string) (AcceptResult, error) {
+	m, answered, err := s.prepare(ctx, accountID, req, idempotencyHeader, nil)
+	if err != nil || m == nil {
+		return answered, err
+	}
+	res, err := s.Store.AcceptMessage(ctx, m)
+	if err == nil {
+		s.notify([]*Message{m}, []AcceptOutcome{{Result: res}})
+	}
+	return res, err
+}
+
+// BatchItem is one item of a batch as the client sent it: its request, or
+// the error that decoding it met (the item fails with it).
+type BatchItem struct {
+	Request *SendRequest
+	Err     error
+}
+
+// SendBatch accepts the items of a batch each on its own, as Send would,
+// and stores those that pass in one transaction: outcomes[i] answers
+// items[i], with its result or the error Send would have answered it. Each
+// sending domain is checked once. An error means nothing was stored (the
+// storage failed).
+func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]AcceptOutcome, error) {
+	out := make([]AcceptOutcome, len(items))
+	domains := map[string]error{}
+	var ms []*Message
+	var at []int // ms[k] answers items[at[k]]
+	for i, it := range items {
+		if it.Err != nil {
+			out[i].Err = it.Err
+			continue
+		}
+		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, domains)
+		switch {
+		case IsCode(err, ECodeUnavailable):
+			return nil, err
+		case err != nil || m == nil:
+			out[i] = AcceptOutcome{Result: answered, Err: err}
+		default:
+			ms = append(ms, m)
+			at = append(at, i)
+		}
+	}
+	if len(ms) == 0 {
+		return out, nil
+	}
+	accepted, err := s.Store.AcceptMessages(ctx, ms)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range accepted {
+		out[at[k]] = o
+	}
+	s.notify(ms, accepted)
+	return out, nil
+}
+
+// prepare turns a request into the message to store: rendered, validated,
+// its sending domain checked (once per batch: checked remembers the
+// answers, nil for a single send), given its id. A request that cannot be
+// accepted now but is the retry of one accepted before under the same
+// idempotency key is answered as that one was (answered, with m nil): its
+// scheduledAt may have passed since, its template or its domain may have
+// been removed, and none of that changes what the first answer said.
+func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest, header []string, checked map[string]error) (m *Message, answered AcceptResult, err error) {
 	now := s.Now().UTC()
+	m, err = s.validate(ctx, accountID, req, header, now, checked)
+	if err == nil {
+		return m, AcceptResult{}, nil
+	}
+	if key := retryKey(req, header); key != "" && !IsCode(err, ECodeUnavailable) && !IsCode(err, ECodeInternal) {
+		res, lookErr := s.Store.IdempotentMessage(ctx, accountID, key, req.Digest())
+		if !IsCode(lookErr, ECodeNotFound) {
+			return nil, res, lookErr
+		}
+	}
+	return nil, AcceptResult{}, err
+}
+
+func (s *Sender) validate(ctx context.Context, accountID string, req *SendRequest, header []string, now time.Time, checked map[string]error) (*Message, error) {
 	tpl, err := s.render(ctx, accountID, req)
-	if IsCode(err, ECodeNotFound) {
-		// A retry of a send whose template was deleted since is still
-		// the send that was accepted: answer it as one.
-		if key := retryKey(req, idempotencyHeader); key != "" {
-			if res, lookErr := s.Store.IdempotentMessage(ctx, accountID, key, req.Digest()); !IsCode(lookErr, ECodeNotFound) {
-				return res, lookErr
-			}
+	if err != nil {
+		return nil, err
+	}
+	m, err := req.Validate(now, header, tpl)
+	if err != nil {
+		return nil, err
+	}
+	err, known := checked[m.Domain]
+	if !known {
+		err = s.Domains.CheckSendingDomain(ctx, accountID, m.Domain)
+		if checked != nil && !IsCode(err, ECodeUnavailable) {
+			checked[m.Domain] = err
 		}
 	}
 	if err != nil {
-		return AcceptResult{}, err
-	}
-	m, err := req.Validate(now, idempotencyHeader, tpl)
-	if err != nil {
-		return AcceptResult{}, err
-	}
-	if err := s.Domains.CheckSendingDomain(ctx, accountID, m.Domain); err != nil {
-		return AcceptResult{}, err
+		return nil, err
 	}
 	m.ID = NewID(PrefixMessage, now)
 	m.AccountID = accountID
 	m.CreatedAt = now
 	// RFC 5322 §3.6.4: a globally unique id on the sender's own domain.
 	m.MessageIDHeader = strings.TrimPrefix(m.ID, PrefixMessage) + "@" + m.Domain
-	res, err := s.Store.AcceptMessage(ctx, m)
-	if err == nil && !res.Duplicate && res.Status == MessageQueued && s.Queued != nil {
+	return m, nil
+}
+
+// notify tells the local worker of new work: at once for queued messages,
+// at the earliest time for scheduled ones.
+func (s *Sender) notify(ms []*Message, outcomes []AcceptOutcome) {
+	var queued bool
+	var earliest time.Time
+	for i, o := range outcomes {
+		if o.Err != nil || o.Result.Duplicate {
+			continue
+		}
+		switch at := ms[i].ScheduledAt; {
+		case o.Result.Status == MessageQueued:
+			queued = true
+		case o.Result.Status == MessageScheduled && at != nil && (earliest.IsZero() || at.Before(earliest)):
+			earliest = *at
+		}
+	}
+	if queued && s.Queued != nil {
 		s.Queued()
 	}
-	return res, err
+	if !earliest.IsZero() && s.Scheduled != nil {
+		s.Scheduled(earliest)
+	}
 }
 
 // render renders the template a request names, at accept time: the message
@@ -75,8 +178,9 @@ func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest)
 	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables)
 }
 
-// retryKey is the request's idempotency key when it names one plainly (in
-// the body, the header or both alike); "" otherwise, Validate says why.
+// retryKey is the request's idempotency key when it names a valid one
+// plainly (in the body, the header or both alike); "" otherwise, and
+// Validate says why.
 func retryKey(req *SendRequest, header []string) string {
 	key := ""
 	if req.IdempotencyKey != nil {
@@ -87,6 +191,9 @@ func retryKey(req *SendRequest, header []string) string {
 			return ""
 		}
 		key = h
+	}
+	if checkIdempotencyKey(key) != "" {
+		return "" // no key at all, or one that no message can hold
 	}
 	return key
 }

@@ -19,16 +19,11 @@ const (
 	MaxBodyPartBytes = 5 << 20 // html and text, each (docs/api.md "Limits")
 )
 
-// acceptScheduledAt switches scheduled sends on once the scheduler exists
-// (docs/api.md "Scheduled sends"); until then scheduledAt is a validation error.
-const acceptScheduledAt = false
-
 // SendRequest is the body of POST /v1/send and one item of a batch
 // (docs/api.md "Sending"), as decoded from JSON. Fields where "absent" and
 // "empty" mean different things are pointers: an empty category, template
-// or idempotency key is an error, an absent one is not; any scheduledAt at
-// all is refused for now. For html and text an empty string is the same as
-// absent.
+// or idempotency key is an error, an absent one is not. For html and text
+// an empty string is the same as absent.
 type SendRequest struct {
 	From           string         `json:"from,omitempty"`
 	To             AddressList    `json:"to,omitempty"`
@@ -147,9 +142,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 	m.Tags = validateTags(&v, r.Tags)
 
 	if r.ScheduledAt != nil {
-		if !acceptScheduledAt {
-			v.Add("scheduledAt", "scheduled sends arrive in a later release; leave scheduledAt out to send now")
-		} else if at, err := ParseScheduledAt(*r.ScheduledAt, now); err != nil {
+		if at, err := ParseScheduledAt(*r.ScheduledAt, now); err != nil {
 			v.Add("scheduledAt", "%s", fieldMessage(err))
 		} else if at.After(now) {
 			m.ScheduledAt = at

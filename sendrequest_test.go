@@ -349,7 +349,9 @@ func TestSendValidateRefuses(t *testing.T) {
 		{"empty html and text", map[string]any{"html": "", "text": ""}, refusal{"html", -1, "html or text is required"}},
 		{"NUL in text", map[string]any{"text": "a\x00b"}, refusal{"text", -1, "NUL"}},
 		{"variables without template", map[string]any{"variables": map[string]any{"name": "Ann"}}, refusal{"variables", -1, "are for a template"}},
-		{"scheduledAt", map[string]any{"scheduledAt": "2026-11-23T10:00:00Z"}, refusal{"scheduledAt", -1, "later release"}},
+		{"scheduledAt 10 minutes ago", map[string]any{"scheduledAt": "2026-11-22T09:50:00Z"}, refusal{"scheduledAt", -1, "in the past"}},
+		{"scheduledAt 31 days ahead", map[string]any{"scheduledAt": "2026-12-23T10:00:00Z"}, refusal{"scheduledAt", -1, "more than 30 days ahead"}},
+		{"scheduledAt without zone", map[string]any{"scheduledAt": "2026-11-23T10:00:00"}, refusal{"scheduledAt", -1, "RFC 3339"}},
 		{"idempotencyKey empty", map[string]any{"idempotencyKey": ""}, refusal{"idempotencyKey", -1, "must not be empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,7 +421,7 @@ func TestSendValidateReportsEveryProblem(t *testing.T) {
 		refusal{"attachments", 0, "filename is required"},
 		refusal{"attachments", 0, "content is not valid base64"},
 		refusal{"tags", -1, `"bad key": the key may contain only`},
-		refusal{"scheduledAt", -1, "later release"},
+		refusal{"scheduledAt", -1, "RFC 3339"},
 		refusal{"idempotencyKey", -1, "printable ASCII"},
 	)
 	_, err := r.Validate(sendNow, nil, nil)

@@ -41,3 +41,22 @@ func ParseScheduledAt(s string, now time.Time) (*time.Time, error) {
 	t = t.UTC()
 	return &t, nil
 }
+
+// DueRecipient is what becomes of a scheduled message's recipient when its
+// time comes (docs/api.md "Scheduled sends"): the accept's checks are made
+// again, against what holds now. A sending domain that is gone or may no
+// longer send makes it failed, for no mail leaves under a domain that is
+// not verified; an address suppressed since makes it suppressed; otherwise
+// it is queued for delivery. detail says why it finished unattempted ("" when
+// queued), and event is the event to write.
+func DueRecipient(domain string, status DomainStatus, domainFound, suppressed bool) (next RecipientStatus, event, detail string) {
+	switch {
+	case !domainFound:
+		return RecipientFailed, EventEmailFailed, "not sent: the sending domain " + domain + " was removed from the account before the scheduled time"
+	case !status.CanSend():
+		return RecipientFailed, EventEmailFailed, "not sent: the sending domain " + domain + " is " + string(status) + ", not verified, at the scheduled time"
+	case suppressed:
+		return RecipientSuppressed, EventEmailSuppressed, ""
+	}
+	return RecipientQueued, EventEmailQueued, ""
+}

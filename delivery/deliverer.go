@@ -65,6 +65,10 @@ type Deliverer struct {
 	// broadcast that a Wake during a claim cannot be lost to.
 	wakeMu sync.Mutex
 	wake   chan struct{}
+	// wakeAt is the earliest time WakeAt was told of that has not come
+	// yet, and wakeTimer the timer that calls Wake then.
+	wakeAt    time.Time
+	wakeTimer *time.Timer
 
 	dests destinations
 
@@ -87,6 +91,31 @@ func (d *Deliverer) Wake() {
 		close(d.wake)
 	}
 	d.wake = make(chan struct{})
+}
+
+// WakeAt tells the Deliverer that work comes due at t (a scheduled send):
+// it wakes then, so that such work goes out on time without an idle
+// Deliverer polling more often than Poll. Only the earliest time is kept:
+// a later one is found by the poll that follows, and other nodes' by
+// their polls.
+func (d *Deliverer) WakeAt(t time.Time) {
+	d.wakeMu.Lock()
+	defer d.wakeMu.Unlock()
+	if !d.wakeAt.IsZero() && !t.Before(d.wakeAt) {
+		return
+	}
+	if d.wakeTimer != nil {
+		d.wakeTimer.Stop()
+	}
+	d.wakeAt = t
+	d.wakeTimer = time.AfterFunc(time.Until(t), func() {
+		d.wakeMu.Lock()
+		if d.wakeAt.Equal(t) {
+			d.wakeAt = time.Time{}
+		}
+		d.wakeMu.Unlock()
+		d.Wake()
+	})
 }
 
 // wakeChan returns the channel the next Wake closes.

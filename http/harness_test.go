@@ -113,6 +113,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Sender:    &mailroom.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
 		Templates: templates,
 		Messages:  &mailroom.MessageLog{Store: store, Signer: signer},
+		Scheduled: &mailroom.ScheduledSends{Store: store, Now: clk.Now, Queued: deliverer.Wake},
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}

@@ -33,6 +33,7 @@ const (
 	scopeDomains      = "domains"
 	scopeSuppressions = "suppressions"
 	scopeTemplates    = "templates"
+	scopeScheduled    = "scheduled"
 )
 
 // pageParams reads ?limit= (1..100, default 20) and ?cursor=, which must

@@ -65,7 +65,7 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 	out.Recipients = make([]recipientJSON, len(m.Recipients))
 	for i, r := range m.Recipients {
 		out.Recipients[i] = recipientJSON{
-			Address: r.Address, Status: string(r.Status), Attempts: r.Attempts,
+			Address: r.Address, Status: recipientStatus(r.Status), Attempts: r.Attempts,
 			LastAttemptAt: optTimestamp(r.LastAttemptAt), NextAttemptAt: optTimestamp(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
 			Unencrypted: r.Unencrypted,
@@ -75,6 +75,16 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 		out.Events = append(out.Events, eventJSON{ID: e.ID, Type: e.Type, CreatedAt: timestamp(e.CreatedAt), Recipient: e.Recipient, Detail: e.Data})
 	}
 	return out
+}
+
+// recipientStatus names a recipient's state as docs/api.md "The email log"
+// lists them: a recipient waiting for its message's scheduledAt is queued
+// (its nextAttemptAt says until when); scheduled is the message's status.
+func recipientStatus(st mailroom.RecipientStatus) string {
+	if st == mailroom.RecipientScheduled {
+		return string(mailroom.RecipientQueued)
+	}
+	return string(st)
 }
 
 func formatAddresses(as []mailroom.Address) []string {

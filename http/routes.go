@@ -58,6 +58,12 @@ func (s *Server) routes() http.Handler {
 	handle("/v1/templates/{template}/render", methods{"POST": s.authed(mailroom.ScopeTemplates, s.renderTemplate)})
 
 	handle("/v1/send", methods{"POST": s.authed(mailroom.ScopeSend, s.send)})
+	handle("/v1/send/batch", methods{"POST": s.authed(mailroom.ScopeSend, s.sendBatch)})
+	handle("/v1/scheduled", methods{"GET": s.authed(mailroom.ScopeSend, s.listScheduled)})
+	handle("/v1/scheduled/{messageId}", methods{
+		"PATCH":  s.authed(mailroom.ScopeSend, s.rescheduleMessage),
+		"DELETE": s.authed(mailroom.ScopeSend, s.cancelMessage),
+	})
 	handle("/v1/messages", methods{"GET": s.authed(mailroom.ScopeSend, s.listMessages)})
 	handle("/v1/messages/{messageId}", methods{"GET": s.authed(mailroom.ScopeSend, s.getMessage)})
 	handle("/v1/messages/{messageId}/raw", methods{"GET": s.authed(mailroom.ScopeSend, s.getRawMessage)})

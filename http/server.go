@@ -25,6 +25,8 @@ type Server struct {
 	// Templates is the saved-templates service (docs/api.md "Templates").
 	Templates *mailroom.Templates
 	Messages  *mailroom.MessageLog
+	// Scheduled serves the scheduled sends (docs/api.md "Scheduled sends").
+	Scheduled *mailroom.ScheduledSends
 	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *mailroom.Suppressions

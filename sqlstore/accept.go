@@ -5,8 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/mailroom/mailroom"
 )
@@ -15,111 +13,165 @@ import (
 // share one transaction and one fsync, and each is answered after that
 // commit (docs/design.md "How a message travels").
 func (s *Store) AcceptMessage(ctx context.Context, m *mailroom.Message) (mailroom.AcceptResult, error) {
-	var res mailroom.AcceptResult
-	var reused error
-	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// The job may run twice (alone, after its batch failed): each run
+	out, err := s.AcceptMessages(ctx, []*mailroom.Message{m})
+	if err != nil {
+		return mailroom.AcceptResult{}, err
+	}
+	return out[0].Result, out[0].Err
+}
+
+// AcceptMessages stores a batch as one job of the group committer: one
+// transaction, written with multi-row statements (insertRows), so that a
+// batch of 500 costs about as many statements as a single send on
+// PostgreSQL, where each statement is a round trip. The rows are encoded
+// before the job runs: on SQLite the job holds the only writer.
+func (s *Store) AcceptMessages(ctx context.Context, ms []*mailroom.Message) ([]mailroom.AcceptOutcome, error) {
+	batch, err := newAcceptBatch(ms)
+	if err != nil {
+		return nil, err
+	}
+	var out []mailroom.AcceptOutcome
+	err = s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// The job may run twice (alone, after its group failed): each run
 		// starts from nothing.
 		var err error
-		reused = nil
-		res, err = s.acceptOne(ctx, tx, m)
-		if mailroom.IsCode(err, mailroom.ECodeIdempotencyKeyReused) {
-			// An answer, not a failure: it must not abort the batch.
-			reused, err = err, nil
-		}
+		out, err = s.acceptAll(ctx, tx, batch)
 		return err
 	})
-	if err == nil {
-		err = reused
-	}
-	return res, err
+	return out, err
 }
 
-// acceptOne writes one message inside tx: the idempotency check, the
-// message, its recipients, tags and first events. A reused idempotency key
-// is returned as an error value that does not abort tx.
-func (s *Store) acceptOne(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (mailroom.AcceptResult, error) {
-	suppressed, err := s.suppressedAmong(ctx, tx, m)
-	if err != nil {
-		return mailroom.AcceptResult{}, err
-	}
-	due := m.CreatedAt
-	firstState, firstEvent := mailroom.RecipientQueued, mailroom.EventEmailQueued
-	if m.ScheduledAt != nil {
-		due, firstState, firstEvent = *m.ScheduledAt, mailroom.RecipientScheduled, mailroom.EventEmailScheduled
-	}
-	states := make([]mailroom.RecipientStatus, len(m.Recipients))
-	for i, r := range m.Recipients {
-		r.MessageID = m.ID
-		r.Status = firstState
-		if suppressed[mailroom.AddressKey(r.Address)] {
-			r.Status = mailroom.RecipientSuppressed
-		}
-		states[i] = r.Status
-	}
-	m.Status = mailroom.DeriveMessageStatus(states)
-
-	content, err := encodeContent(m)
-	if err != nil {
-		return mailroom.AcceptResult{}, err
-	}
-	// The envelope repeats content's addresses and tags apart, for the
-	// email log, which must not read content (migration 00006).
-	envelope, err := encodeEnvelope(m)
-	if err != nil {
-		return mailroom.AcceptResult{}, err
-	}
-	var key any
-	if m.IdempotencyKey != "" {
-		key = m.IdempotencyKey
-	}
-	var templateID, templateName any
-	if m.Template != nil {
-		templateID, templateName = m.Template.ID, m.Template.Name
-	}
-	res, err := s.txExec(ctx, tx, `INSERT INTO messages (id, account_id, status, from_address, subject, category,
-		domain, idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-		ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
-		m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject, string(m.Category), m.Domain,
-		key, m.RequestDigest, content, envelope, micros(m.CreatedAt), microsOrNil(m.ScheduledAt), templateID, templateName)
-	if err != nil {
-		return mailroom.AcceptResult{}, s.wrap(err, "insert message")
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return s.earlierMessage(ctx, tx, m)
-	}
-
-	summary := m.Summary()
-	for i, r := range m.Recipients {
-		var dueAt any
-		if r.Status == firstState {
-			dueAt = micros(due)
-		}
-		if _, err := s.txExec(ctx, tx, `INSERT INTO recipients (message_id, address, account_id, kind, position,
-			status, queued_at, due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			m.ID, r.Address, m.AccountID, string(r.Kind), i, string(r.Status), micros(due), dueAt); err != nil {
-			return mailroom.AcceptResult{}, s.wrap(err, "insert recipient")
-		}
-		typ := firstEvent
-		if r.Status == mailroom.RecipientSuppressed {
-			typ = mailroom.EventEmailSuppressed
-		}
-		if err := s.insertEvent(ctx, tx, mailroom.NewEmailEvent(summary, r, typ, m.CreatedAt)); err != nil {
-			return mailroom.AcceptResult{}, err
-		}
-	}
-	for k, v := range m.Tags {
-		if _, err := s.txExec(ctx, tx, `INSERT INTO message_tags (message_id, account_id, key, value)
-			VALUES ($1, $2, $3, $4)`, m.ID, m.AccountID, k, v); err != nil {
-			return mailroom.AcceptResult{}, s.wrap(err, "insert tag")
-		}
-	}
-	return mailroom.AcceptResult{MessageID: m.ID, Status: m.Status}, nil
+// acceptBatch is a batch of messages encoded for their rows.
+type acceptBatch struct {
+	ms                 []*mailroom.Message
+	content, envelopes []string
 }
 
-// earlierMessage answers a send whose idempotency key the account used
-// before: a duplicate when the requests match, an error when they differ.
+func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
+	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms))}
+	for i, m := range ms {
+		var err error
+		if b.content[i], err = encodeContent(m); err != nil {
+			return nil, err
+		}
+		// The envelope repeats content's addresses and tags apart, for the
+		// email log, which must not read content (migration 00006).
+		if b.envelopes[i], err = encodeEnvelope(m); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// acceptAll writes a batch inside tx: the idempotency checks, the
+// messages, their recipients, tags and first events, in that order of
+// statements. A reused idempotency key is an outcome, not an error: it
+// must not abort the transaction the others share.
+func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]mailroom.AcceptOutcome, error) {
+	suppressed, err := s.suppressedAmong(ctx, tx, b.ms)
+	if err != nil {
+		return nil, err
+	}
+	messageRows := make([]any, 0, len(b.ms)*messageInsert.width)
+	for i, m := range b.ms {
+		firstState := mailroom.RecipientQueued
+		if m.ScheduledAt != nil {
+			firstState = mailroom.RecipientScheduled
+		}
+		states := make([]mailroom.RecipientStatus, len(m.Recipients))
+		for j, r := range m.Recipients {
+			r.MessageID, r.Status, r.NextAttemptAt = m.ID, firstState, m.ScheduledAt
+			if suppressed[suppressionKey{m.AccountID, mailroom.AddressKey(r.Address)}] {
+				r.Status, r.NextAttemptAt = mailroom.RecipientSuppressed, nil
+			}
+			states[j] = r.Status
+		}
+		m.Status = mailroom.DeriveMessageStatus(states)
+		var key, templateID, templateName any
+		if m.IdempotencyKey != "" {
+			key = m.IdempotencyKey
+		}
+		if m.Template != nil {
+			templateID, templateName = m.Template.ID, m.Template.Name
+		}
+		messageRows = append(messageRows, m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject,
+			string(m.Category), m.Domain, key, m.RequestDigest, b.content[i], b.envelopes[i], micros(m.CreatedAt),
+			microsOrNil(m.ScheduledAt), templateID, templateName)
+	}
+	inserted := map[string]bool{}
+	err = s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		inserted[id] = true
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(err, "insert messages")
+	}
+
+	out := make([]mailroom.AcceptOutcome, len(b.ms))
+	var recipientRows, eventRows, tagRows []any
+	for i, m := range b.ms {
+		if !inserted[m.ID] {
+			// The key was used before (by an earlier message of this batch,
+			// perhaps): ON CONFLICT skipped the row.
+			out[i].Result, out[i].Err = s.earlierMessage(ctx, tx, m)
+			if out[i].Err != nil && !mailroom.IsCode(out[i].Err, mailroom.ECodeIdempotencyKeyReused) {
+				return nil, out[i].Err
+			}
+			continue
+		}
+		out[i].Result = mailroom.AcceptResult{MessageID: m.ID, Status: m.Status}
+		due, firstEvent := m.CreatedAt, mailroom.EventEmailQueued
+		if m.ScheduledAt != nil {
+			due, firstEvent = *m.ScheduledAt, mailroom.EventEmailScheduled
+		}
+		summary := m.Summary()
+		for j, r := range m.Recipients {
+			var dueAt any
+			typ := mailroom.EventEmailSuppressed
+			if r.Status != mailroom.RecipientSuppressed {
+				dueAt, typ = micros(due), firstEvent
+			}
+			recipientRows = append(recipientRows, m.ID, r.Address, m.AccountID, string(r.Kind), j, string(r.Status),
+				micros(due), dueAt, microsOrNil(r.NextAttemptAt))
+			e := mailroom.NewEmailEvent(summary, r, typ, m.CreatedAt)
+			eventRows = append(eventRows, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt), e.MessageID, e.Recipient)
+		}
+		for k, v := range m.Tags {
+			tagRows = append(tagRows, m.ID, m.AccountID, k, v)
+		}
+	}
+	if err := s.insertRows(ctx, tx, recipientInsert, recipientRows, nil); err != nil {
+		return nil, s.wrap(err, "insert recipients")
+	}
+	if err := s.insertRows(ctx, tx, eventInsert, eventRows, nil); err != nil {
+		return nil, s.wrap(err, "insert events")
+	}
+	if err := s.insertRows(ctx, tx, tagInsert, tagRows, nil); err != nil {
+		return nil, s.wrap(err, "insert tags")
+	}
+	return out, nil
+}
+
+// The multi-row statements of an accept.
+var (
+	messageInsert = multiInsert{
+		head: `INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
+			idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name) VALUES `,
+		width: 15,
+		tail:  ` ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
+	}
+	recipientInsert = multiInsert{
+		head:  `INSERT INTO recipients (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at) VALUES `,
+		width: 9,
+	}
+	eventInsert = multiInsert{head: `INSERT INTO events (` + eventColumns + `) VALUES `, width: 7}
+	tagInsert   = multiInsert{head: `INSERT INTO message_tags (message_id, account_id, key, value) VALUES `, width: 4}
+)
+
 // IdempotentMessage answers a retry from the message stored under key.
 func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, digest []byte) (mailroom.AcceptResult, error) {
 	var id, status string
@@ -132,13 +184,11 @@ func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, di
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
 	}
-	if !bytes.Equal(stored, digest) {
-		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeIdempotencyKeyReused,
-			"The idempotency key was used before with a different request (message %s).", id)
-	}
-	return mailroom.AcceptResult{MessageID: id, Status: mailroom.MessageStatus(status), Duplicate: true}, nil
+	return idempotentAnswer(id, status, stored, digest)
 }
 
+// earlierMessage answers a send whose idempotency key the account used
+// before: a duplicate when the requests match, an error when they differ.
 func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (mailroom.AcceptResult, error) {
 	var id, status string
 	var digest []byte
@@ -147,37 +197,43 @@ func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Mess
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
 	}
-	if !bytes.Equal(digest, m.RequestDigest) {
+	return idempotentAnswer(id, status, digest, m.RequestDigest)
+}
+
+func idempotentAnswer(id, status string, stored, digest []byte) (mailroom.AcceptResult, error) {
+	if !bytes.Equal(stored, digest) {
 		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeIdempotencyKeyReused,
 			"The idempotency key was used before with a different request (message %s).", id)
 	}
 	return mailroom.AcceptResult{MessageID: id, Status: mailroom.MessageStatus(status), Duplicate: true}, nil
 }
 
-// suppressedAmong returns which of m's recipients the account suppresses.
-func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (map[string]bool, error) {
-	if len(m.Recipients) == 0 {
-		return nil, nil
+// suppressionKey is an address of an account's suppression list.
+type suppressionKey struct{ account, address string }
+
+// suppressedAmong returns which recipients of ms their accounts suppress,
+// in one query per account and chunk of addresses.
+func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, ms []*mailroom.Message) (map[suppressionKey]bool, error) {
+	byAccount := map[string][]string{}
+	for _, m := range ms {
+		for _, r := range m.Recipients {
+			byAccount[m.AccountID] = append(byAccount[m.AccountID], mailroom.AddressKey(r.Address))
+		}
 	}
-	args := []any{m.AccountID}
-	marks := make([]string, len(m.Recipients))
-	for i, r := range m.Recipients {
-		args = append(args, mailroom.AddressKey(r.Address))
-		marks[i] = "$" + strconv.Itoa(i+2)
-	}
-	rows, err := s.txQuery(ctx, tx, `SELECT address FROM suppressions WHERE account_id = $1
-		AND address IN (`+strings.Join(marks, ", ")+`)`, args...)
-	if err != nil {
-		return nil, s.wrap(err, "check suppressions")
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
+	out := map[suppressionKey]bool{}
+	for account, addresses := range byAccount {
+		err := s.queryIn(ctx, tx, `SELECT address FROM suppressions WHERE account_id = $1 AND address IN `,
+			[]any{account}, addresses, func(rows *sql.Rows) error {
+				var a string
+				if err := rows.Scan(&a); err != nil {
+					return err
+				}
+				out[suppressionKey{account, a}] = true
+				return nil
+			})
+		if err != nil {
 			return nil, s.wrap(err, "check suppressions")
 		}
-		out[a] = true
 	}
-	return out, s.wrap(rows.Err(), "check suppressions")
+	return out, nil
 }

@@ -129,7 +129,8 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		for _, q := range out {
 			q.ClaimToken = token
 		}
-		return nil
+		out, err = s.startScheduled(ctx, tx, out, c.Now)
+		return err
 	})
 	return out, err
 }

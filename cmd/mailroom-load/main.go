@@ -2,7 +2,10 @@
 // through the HTTPS API over kept-alive connections from many goroutines,
 // and reports accepted sends per second, accept latency percentiles, and,
 // once the log shows nothing left queued or deferred, delivered messages
-// per second. scripts/bench starts a server and an SMTP sink and runs it.
+// per second. With -batch N each request is one POST /v1/send/batch of N
+// such messages, and it reports accepted messages per second, batches per
+// second and batch latency percentiles instead. scripts/bench starts a
+// server and an SMTP sink and runs it.
 package main
 
 import (
@@ -16,10 +19,21 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// message is the small send request of every load: one HTML part, one
+// recipient, one tag. A batch item is the same object.
+type message struct {
+	From    string            `json:"from"`
+	To      string            `json:"to"`
+	Subject string            `json:"subject"`
+	HTML    string            `json:"html"`
+	Tags    map[string]string `json:"tags"`
+}
 
 func main() {
 	url := flag.String("url", "https://localhost:8443", "the server")
@@ -28,8 +42,12 @@ func main() {
 	from := flag.String("from", "load@mailroom.test", "the sender, on a verified domain")
 	n := flag.Int("n", 10000, "messages to send")
 	concurrency := flag.Int("c", 64, "concurrent clients")
+	batch := flag.Int("batch", 0, "messages per request to POST /v1/send/batch (the last one may hold fewer); 0 sends one message per request to POST /v1/send")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for delivery to finish; 0 does not wait (an API-only node)")
 	flag.Parse()
+	if *n < 0 || *concurrency < 1 || *batch < 0 {
+		fail("-n must be at least 0, -c at least 1, -batch at least 0")
+	}
 
 	pem, err := os.ReadFile(*cacert)
 	if err != nil {
@@ -37,35 +55,107 @@ func main() {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(pem)
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	// A batch is up to 500 messages committed before the answer, and all
+	// the clients' batches wait on the same store: give it longer.
+	timeout := 30 * time.Second
+	if *batch > 0 {
+		timeout = 5 * time.Minute
+	}
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots}, MaxIdleConnsPerHost: *concurrency, ForceAttemptHTTP2: false,
 		TLSNextProto: map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1: one connection per client
 	}}
+	msg := func(i int64) message {
+		return message{
+			From: *from, To: fmt.Sprintf("user%d@example.net", i),
+			Subject: fmt.Sprintf("Your receipt #%d", i), HTML: "<p>Thanks for your order.</p>",
+			Tags: map[string]string{"run": "load"},
+		}
+	}
 
-	var next atomic.Int64
-	var failed atomic.Int64
+	var next atomic.Int64     // the last message claimed by a client, from 1
+	var accepted atomic.Int64 // messages the server accepted
+	var failed atomic.Int64   // messages it did not: non-200 answers, errors, failed batch items
+	var badBatch atomic.Int64 // batch requests not answered 200
+	var firstErr sync.Once    // says what the first failure was, on stderr
+	report := func(format string, args ...any) {
+		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "mailroom-load: first failure: "+format+"\n", args...) })
+	}
 	latencies := make([][]time.Duration, *concurrency)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range *concurrency {
 		wg.Go(func() {
 			for {
-				i := next.Add(1)
-				if i > int64(*n) {
-					return
-				}
-				body, _ := json.Marshal(map[string]any{
-					"from": *from, "to": fmt.Sprintf("user%d@example.net", i),
-					"subject": fmt.Sprintf("Your receipt #%d", i), "html": "<p>Thanks for your order.</p>",
-					"tags": map[string]string{"run": "load"},
-				})
-				t0 := time.Now()
-				status, err := post(client, *url+"/v1/send", *key, body)
-				if err != nil || status != 200 {
-					failed.Add(1)
+				if *batch == 0 {
+					i := next.Add(1)
+					if i > int64(*n) {
+						return
+					}
+					body, _ := json.Marshal(msg(i))
+					t0 := time.Now()
+					status, answer, err := post(client, *url+"/v1/send", *key, body)
+					if err != nil || status != 200 {
+						failed.Add(1)
+						report("POST /v1/send: %s", describe(status, answer, err))
+						continue
+					}
+					accepted.Add(1)
+					latencies[w] = append(latencies[w], time.Since(t0))
 					continue
 				}
-				latencies[w] = append(latencies[w], time.Since(t0))
+
+				last := next.Add(int64(*batch))
+				first := last - int64(*batch) + 1
+				if first > int64(*n) {
+					return
+				}
+				last = min(last, int64(*n))
+				items := make([]message, 0, last-first+1)
+				for i := first; i <= last; i++ {
+					items = append(items, msg(i))
+				}
+				body, _ := json.Marshal(map[string]any{"messages": items})
+				t0 := time.Now()
+				status, answer, err := post(client, *url+"/v1/send/batch", *key, body)
+				if err != nil || status != 200 {
+					failed.Add(int64(len(items)))
+					badBatch.Add(1)
+					report("POST /v1/send/batch: %s", describe(status, answer, err))
+					continue
+				}
+				elapsed := time.Since(t0)
+				var res struct {
+					Data []struct {
+						Status  string `json:"status"`
+						Error   string `json:"error"`
+						Message string `json:"message"`
+					} `json:"data"`
+					Accepted int `json:"accepted"`
+					Failed   int `json:"failed"`
+				}
+				if err := json.Unmarshal(answer, &res); err != nil {
+					failed.Add(int64(len(items)))
+					badBatch.Add(1)
+					report("POST /v1/send/batch: 200 with an answer that is not the batch result: %v: %s", err, snippet(answer))
+					continue
+				}
+				// Whatever the answer does not count as accepted failed.
+				ok := min(max(res.Accepted, 0), len(items))
+				accepted.Add(int64(ok))
+				failed.Add(int64(len(items) - ok))
+				latencies[w] = append(latencies[w], elapsed)
+				switch {
+				case res.Accepted+res.Failed != len(items) || len(res.Data) != len(items):
+					report("POST /v1/send/batch of %d: accepted %d, failed %d, %d items in data", len(items), res.Accepted, res.Failed, len(res.Data))
+				case ok < len(items):
+					for _, d := range res.Data {
+						if d.Error != "" || d.Status == "" {
+							report("POST /v1/send/batch: an item answered %s: %s", d.Error, d.Message)
+							break
+						}
+					}
+				}
 			}
 		})
 	}
@@ -73,12 +163,25 @@ func main() {
 	acceptElapsed := time.Since(start)
 	all := slices.Concat(latencies...)
 	slices.Sort(all)
-	ok := len(all)
-	fmt.Printf("accepted %d of %d in %.2fs: %.0f sends/s (%d failed), %d clients\n",
-		ok, *n, acceptElapsed.Seconds(), float64(ok)/acceptElapsed.Seconds(), failed.Load(), *concurrency)
-	if ok > 0 {
-		fmt.Printf("accept latency: p50 %s  p90 %s  p99 %s  max %s\n",
-			pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), all[len(all)-1])
+	ok := int(accepted.Load())
+	secs := acceptElapsed.Seconds()
+	if *batch == 0 {
+		fmt.Printf("accepted %d of %d in %.2fs: %.0f sends/s (%d failed), %d clients\n",
+			ok, *n, secs, float64(ok)/secs, failed.Load(), *concurrency)
+		if len(all) > 0 {
+			fmt.Printf("accept latency: p50 %s  p90 %s  p99 %s  max %s\n",
+				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), all[len(all)-1])
+		}
+	} else {
+		requests := (*n + *batch - 1) / *batch
+		fmt.Printf("accepted %d of %d in %.2fs: %.0f messages/s (%d failed), %d clients\n",
+			ok, *n, secs, float64(ok)/secs, failed.Load(), min(*concurrency, requests))
+		fmt.Printf("batches of %d: %d answered 200 of %d in %.2fs: %.1f batches/s (%d failed)\n",
+			*batch, len(all), requests, secs, float64(len(all))/secs, badBatch.Load())
+		if len(all) > 0 {
+			fmt.Printf("batch latency: p50 %s  p90 %s  p99 %s  max %s\n",
+				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), all[len(all)-1])
+		}
 	}
 
 	if *wait == 0 {
@@ -96,17 +199,33 @@ func main() {
 	fail("delivery did not finish within %s", *wait)
 }
 
-func post(c *http.Client, url, key string, body []byte) (int, error) {
+// post sends body and returns the status and the answer's body.
+func post(c *http.Client, url, key string, body []byte) (int, []byte, error) {
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, nil
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
+}
+
+func describe(status int, answer []byte, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d %s", status, snippet(answer))
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
 }
 
 // empty reports whether the log holds no message with status.

@@ -70,6 +70,7 @@ type deliveryServices struct {
 	sender    *mailroom.Sender
 	deliverer *delivery.Deliverer
 	messages  *mailroom.MessageLog
+	scheduled *mailroom.ScheduledSends
 	retention *mailroom.Retention
 }
 
@@ -95,7 +96,8 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 		Poll: time.Second, DrainTimeout: 30 * time.Second,
 	}
 	return &deliveryServices{
-		sender:    &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake},
+		sender:    &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
+		scheduled: &mailroom.ScheduledSends{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		deliverer: deliverer,
 		messages:  &mailroom.MessageLog{Store: store, Signer: signer},
 		retention: &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log},

@@ -191,6 +191,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Sender:       svc.sender,
 		Templates:    templates,
 		Messages:     svc.messages,
+		Scheduled:    svc.scheduled,
 		Suppressions: newSuppressions(store),
 		Limiter:      limiter,
 		Log:          log,

@@ -1,0 +1,80 @@
+package http
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/mailroom/mailroom"
+)
+
+// batchResponse is the answer to a batch (docs/api.md "Batch sends"):
+// data[i] answers messages[i], with the body POST /v1/send would have
+// answered it.
+type batchResponse struct {
+	Data     []any `json:"data"`
+	Accepted int   `json:"accepted"`
+	Failed   int   `json:"failed"`
+}
+
+// sendBatch: POST /v1/send/batch. A 200 means every accepted item is
+// committed to storage, in one transaction.
+func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
+	var env mailroom.SendBatchRequest
+	if err := decodeJSON(r, &env); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := env.Validate(r.Header.Values("Idempotency-Key")); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	items := make([]mailroom.BatchItem, len(env.Messages))
+	for i, raw := range env.Messages {
+		items[i] = decodeBatchItem(raw)
+	}
+	outcomes, err := s.Sender.SendBatch(r.Context(), keyFrom(r.Context()).AccountID, items)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := batchResponse{Data: make([]any, len(outcomes))}
+	for i, o := range outcomes {
+		if o.Err != nil {
+			out.Data[i] = itemError(r, o.Err)
+			out.Failed++
+			continue
+		}
+		out.Data[i] = toSendResponse(o.Result)
+		out.Accepted++
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// decodeBatchItem reads one item as the body of POST /v1/send is read.
+func decodeBatchItem(raw jsontext.Value) mailroom.BatchItem {
+	if k := raw.Kind(); k != '{' {
+		return mailroom.BatchItem{Err: mailroom.Errorf(mailroom.ECodeInvalidJSON,
+			"The item must be a JSON object (a send request), not %s.", kindName(k))}
+	}
+	var req mailroom.SendRequest
+	if err := unmarshalRequest(raw, &req); err != nil {
+		return mailroom.BatchItem{Err: err}
+	}
+	return mailroom.BatchItem{Request: &req}
+}
+
+// itemError is the error body of one item: what writeError would answer
+// had it been sent alone. A failure of storage fails the whole batch
+// (SendBatch), so only an item's own problems come here, or a bug, which
+// is logged and shown as writeError shows one.
+func itemError(r *http.Request, err error) errorBody {
+	e, ok := err.(*mailroom.Error)
+	if !ok || e.Code == mailroom.ECodeInternal {
+		id := requestInfoFrom(r.Context()).requestID
+		slog.Default().Error("internal error in a batch item", "request_id", id, "err", err)
+		return errorBody{Error: mailroom.ECodeInternal, Message: "An internal error occurred. Quote request id " + id + " when reporting it."}
+	}
+	return errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
+}
