@@ -65,6 +65,12 @@ func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, er
 	if err := root.writeBody(w); err != nil {
 		return nil, fmt.Errorf("compose: %w", err)
 	}
+	// Every line ends in CRLF, the last one too (RFC 5322 §2.1, RFC 5321
+	// §4.1.1.4): SMTP would add the missing one on the wire, and the
+	// stored bytes must be exactly those the receiver gets.
+	if !bytes.HasSuffix(buf.Bytes(), []byte("\r\n")) {
+		buf.WriteString("\r\n")
+	}
 
 	msg := buf.Bytes()[sigRoom:]
 	sig, err := sign(msg, key, signer, fields.signedNames())
