@@ -23,7 +23,7 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 	}
 	limit := pageLimit(p)
 	rows, err := s.read.QueryContext(ctx, `SELECT `+logColumns+` FROM messages
-		WHERE account_id = $1 AND status = 'scheduled' AND (scheduled_at > $2 OR (scheduled_at = $2 AND id > $3))
+		WHERE account_id = $1 AND status = 'scheduled' AND (scheduled_at, id) > ($2, $3)
 		ORDER BY scheduled_at, id LIMIT $4`, accountID, after.at, after.id, limit+1)
 	if err != nil {
 		return nil, "", s.wrap(err, "list scheduled")
