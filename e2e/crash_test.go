@@ -81,6 +81,26 @@ func trySend(c *apitest.Client, key string, i int64) (int, string) {
 	return r.Status, r.Str("messageId")
 }
 
+// tryBatch sends messages first..first+n-1 as one batch and returns the
+// status and the ids of the items it accepted.
+func tryBatch(c *apitest.Client, key string, first, n int64) (status int, ids []string) {
+	defer func() { _ = recover() }()
+	items := make([]any, n)
+	for i := range n {
+		items[i] = map[string]any{"from": "orders@shop.example", "to": fmt.Sprintf("r%d@example.net", first+i),
+			"subject": "Order", "text": "Thanks", "idempotencyKey": fmt.Sprint("order-", first+i)}
+	}
+	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/send/batch", Key: key, Body: map[string]any{"messages": items}})
+	if r.Status == 200 {
+		for _, d := range r.Map()["data"].([]any) {
+			if id, ok := d.(map[string]any)["messageId"].(string); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return r.Status, ids
+}
+
 // quietT turns the client's fatal errors (the server dying mid-request)
 // into panics that trySend recovers, instead of failing the test.
 type quietT struct{ *testing.T }

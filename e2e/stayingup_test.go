@@ -37,7 +37,8 @@ func (s *server) nodeID(t *testing.T) string {
 }
 
 // flood sends from 8 clients until stop is closed or the server goes away,
-// remembering every accepted message and every status seen.
+// remembering every accepted message and every status seen. Two of its
+// eight senders send batches.
 type flood struct {
 	mu       sync.Mutex
 	accepted map[string]bool
@@ -51,7 +52,7 @@ func startFlood(t *testing.T, base string, s *server, key string) *flood {
 	f := &flood{accepted: map[string]bool{}, statuses: map[int]int{}, stop: make(chan struct{})}
 	client := apitest.New(t, base, s.roots())
 	client.T = quietT{t}
-	for range 8 {
+	for g := range 8 {
 		f.wg.Go(func() {
 			for {
 				select {
@@ -59,11 +60,22 @@ func startFlood(t *testing.T, base string, s *server, key string) *flood {
 					return
 				default:
 				}
-				status, id := trySend(client, key, f.n.Add(1))
+				var status int
+				var ids []string
+				if g < 2 { // batches of 20, beside single sends
+					const n = 20
+					status, ids = tryBatch(client, key, f.n.Add(n)-n+1, n)
+				} else {
+					var id string
+					status, id = trySend(client, key, f.n.Add(1))
+					ids = []string{id}
+				}
 				f.mu.Lock()
 				f.statuses[status]++
-				if status == 200 {
-					f.accepted[id] = true
+				for _, id := range ids {
+					if status == 200 {
+						f.accepted[id] = true
+					}
 				}
 				f.mu.Unlock()
 				if status == 0 {
