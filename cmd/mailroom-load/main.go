@@ -170,7 +170,7 @@ func main() {
 			ok, *n, secs, float64(ok)/secs, failed.Load(), *concurrency)
 		if len(all) > 0 {
 			fmt.Printf("accept latency: p50 %s  p90 %s  p99 %s  max %s\n",
-				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), all[len(all)-1])
+				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), pct(all, 1))
 		}
 	} else {
 		requests := (*n + *batch - 1) / *batch
@@ -180,7 +180,7 @@ func main() {
 			*batch, len(all), requests, secs, float64(len(all))/secs, badBatch.Load())
 		if len(all) > 0 {
 			fmt.Printf("batch latency: p50 %s  p90 %s  p99 %s  max %s\n",
-				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), all[len(all)-1])
+				pct(all, 0.50), pct(all, 0.90), pct(all, 0.99), pct(all, 1))
 		}
 	}
 
