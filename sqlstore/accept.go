@@ -45,11 +45,23 @@ func (s *Store) AcceptMessages(ctx context.Context, ms []*mailroom.Message) ([]m
 type acceptBatch struct {
 	ms                 []*mailroom.Message
 	content, envelopes []string
+	// events[i][j] is the first event of ms[i]'s recipient j, made ahead
+	// of the transaction; acceptAll sets its type.
+	events [][]*mailroom.Event
 }
 
 func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
-	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms))}
+	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
+		events: make([][]*mailroom.Event, len(ms))}
 	for i, m := range ms {
+		firstEvent := mailroom.EventEmailQueued
+		if m.ScheduledAt != nil {
+			firstEvent = mailroom.EventEmailScheduled
+		}
+		summary := m.Summary()
+		for _, r := range m.Recipients {
+			b.events[i] = append(b.events[i], mailroom.NewEmailEvent(summary, r, firstEvent, m.CreatedAt))
+		}
 		var err error
 		if b.content[i], err = encodeContent(m); err != nil {
 			return nil, err
@@ -128,16 +140,16 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 		if m.ScheduledAt != nil {
 			due, firstEvent = *m.ScheduledAt, mailroom.EventEmailScheduled
 		}
-		summary := m.Summary()
 		for j, r := range m.Recipients {
-			var dueAt any
-			typ := mailroom.EventEmailSuppressed
-			if r.Status != mailroom.RecipientSuppressed {
-				dueAt, typ = micros(due), firstEvent
+			// Set either way: the job may run a second time, after a
+			// failed group, against a suppression list changed meanwhile.
+			dueAt, e := any(micros(due)), b.events[i][j]
+			e.Type = firstEvent
+			if r.Status == mailroom.RecipientSuppressed {
+				dueAt, e.Type = nil, mailroom.EventEmailSuppressed
 			}
 			recipientRows = append(recipientRows, m.ID, r.Address, m.AccountID, string(r.Kind), j, string(r.Status),
 				micros(due), dueAt, microsOrNil(r.NextAttemptAt))
-			e := mailroom.NewEmailEvent(summary, r, typ, m.CreatedAt)
 			eventRows = append(eventRows, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt), e.MessageID, e.Recipient)
 		}
 		for k, v := range m.Tags {

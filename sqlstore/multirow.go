@@ -32,7 +32,7 @@ var statementTexts sync.Map // string → string
 func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, ins multiInsert, rows []any, scan func(*sql.Rows) error) error {
 	for n := len(rows) / ins.width; n > 0; {
 		size := chunkSize(n)
-		query := ins.text(size)
+		query := ins.text(size, s.engine.AnonymousParams)
 		args := rows[:size*ins.width]
 		rows, n = rows[size*ins.width:], n-size
 		if scan == nil {
@@ -57,8 +57,8 @@ func chunkSize(n int) int {
 	return size
 }
 
-func (ins multiInsert) text(rows int) string {
-	key := fmt.Sprintf("%s|%d", ins.head, rows)
+func (ins multiInsert) text(rows int, anonymous bool) string {
+	key := fmt.Sprintf("%s|%d|%t", ins.head, rows, anonymous)
 	if t, ok := statementTexts.Load(key); ok {
 		return t.(string)
 	}
@@ -68,7 +68,7 @@ func (ins multiInsert) text(rows int) string {
 		if r > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(" + placeholders(r*ins.width+1, ins.width) + ")")
+		b.WriteString("(" + params(r*ins.width+1, ins.width, anonymous) + ")")
 	}
 	b.WriteString(ins.tail)
 	statementTexts.Store(key, b.String())
@@ -91,7 +91,7 @@ func (s *Store) queryIn(ctx context.Context, tx *sql.Tx, head string, args []any
 			all = append(all, values[min(i, n-1)])
 		}
 		values = values[n:]
-		query := head + "(" + placeholders(len(args)+1, size) + ")"
+		query := head + "(" + params(len(args)+1, size, s.engine.AnonymousParams) + ")"
 		if err := s.eachRow(ctx, tx, query, all, scan); err != nil {
 			return err
 		}
@@ -112,4 +112,13 @@ func (s *Store) eachRow(ctx context.Context, tx *sql.Tx, query string, args []an
 		}
 	}
 	return rows.Err()
+}
+
+// params is placeholders, or n "?" (numbered on from the statement's
+// last parameter) when anonymous.
+func params(first, n int, anonymous bool) string {
+	if !anonymous {
+		return placeholders(first, n)
+	}
+	return strings.Repeat("?, ", n-1) + "?"
 }

@@ -42,6 +42,11 @@ type Engine struct {
 	// DomainOf returns an SQL expression for the lower-case domain of the
 	// address in column col: the text after its last '@'.
 	DomainOf func(col string) string
+	// AnonymousParams makes the multi-row statements (insertRows,
+	// queryIn) number their parameters implicitly ("?", each one more
+	// than the last) rather than as $N, which costs SQLite's driver a
+	// lookup through every parameter name to bind each one.
+	AnonymousParams bool
 	// IdleConns is how many idle connections the read pool keeps; Ping
 	// flushes them after a failure. Zero (SQLite, whose connections open
 	// a file and cannot go stale) flushes nothing.
