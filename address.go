@@ -71,11 +71,11 @@ func parseAddress(s string) (Address, string) {
 		return Address{}, msg
 	}
 	if !strings.Contains(s, "@") {
-		return Address{}, fmt.Sprintf(`%q has no "@"; an address looks like "name@example.com"`, s)
+		return Address{}, fmt.Sprintf(`%q has no "@"; an address looks like "name@example.com"`, Excerpt(s, maxQuoted))
 	}
 	parsed, err := mail.ParseAddress(s)
 	if err != nil {
-		return Address{}, fmt.Sprintf(`%q is not a valid address; write "name@example.com" or "Name <name@example.com>", and put a display name with special characters in double quotes ("Doe, John" <john@example.com>)`, s)
+		return Address{}, fmt.Sprintf(`%q is not a valid address; write "name@example.com" or "Name <name@example.com>", and put a display name with special characters in double quotes ("Doe, John" <john@example.com>)`, Excerpt(s, maxQuoted))
 	}
 	// net/mail decodes RFC 2047 encoded-words in display names, which can
 	// smuggle in the very line breaks checked for above, and turns bytes
@@ -148,33 +148,33 @@ func checkAddressSyntax(s string) string {
 func canonicalAddrSpec(addrSpec string) (string, string) {
 	at := strings.LastIndexByte(addrSpec, '@')
 	if at < 0 {
-		return "", fmt.Sprintf(`%q has no "@"`, addrSpec)
+		return "", fmt.Sprintf(`%q has no "@"`, Excerpt(addrSpec, maxQuoted))
 	}
 	local, domain := addrSpec[:at], addrSpec[at+1:]
 	if local == "" {
-		return "", fmt.Sprintf(`%q has nothing before the "@"`, addrSpec)
+		return "", fmt.Sprintf(`%q has nothing before the "@"`, Excerpt(addrSpec, maxQuoted))
 	}
 	for _, r := range local {
 		if r >= utf8.RuneSelf {
-			return "", fmt.Sprintf(`%q has non-ASCII characters before the "@"; such addresses need SMTPUTF8, which is not supported (internationalised domains after the "@" are fine)`, addrSpec)
+			return "", fmt.Sprintf(`%q has non-ASCII characters before the "@"; such addresses need SMTPUTF8, which is not supported (internationalised domains after the "@" are fine)`, Excerpt(addrSpec, maxQuoted))
 		}
 	}
 	local = quoteLocalPart(local)
 	if strings.ContainsAny(local, "<>") {
 		// RFC 5321 §4.1.2 allows them quoted, but they close the path
 		// <local@domain> in MAIL and RCPT, and few servers parse them.
-		return "", fmt.Sprintf(`%q has "<" or ">" before the "@", which mail servers do not accept`, addrSpec)
+		return "", fmt.Sprintf(`%q has "<" or ">" before the "@", which mail servers do not accept`, Excerpt(addrSpec, maxQuoted))
 	}
 	if len(local) > maxLocalPartLength {
-		return "", fmt.Sprintf(`%q has %d characters before the "@"; at most %d are allowed`, addrSpec, len(local), maxLocalPartLength)
+		return "", fmt.Sprintf(`%q has %d characters before the "@"; at most %d are allowed`, Excerpt(addrSpec, maxQuoted), len(local), maxLocalPartLength)
 	}
 	ascii, msg := normalizeMailDomain(domain)
 	if msg != "" {
-		return "", fmt.Sprintf("%q: the domain %s", addrSpec, msg)
+		return "", fmt.Sprintf("%q: the domain %s", Excerpt(addrSpec, maxQuoted), msg)
 	}
 	addr := local + "@" + ascii
 	if len(addr) > maxAddressLength {
-		return "", fmt.Sprintf("%q is %d characters long (after IDNA encoding); an address may have at most %d", addrSpec, len(addr), maxAddressLength)
+		return "", fmt.Sprintf("%q is %d characters long (after IDNA encoding); an address may have at most %d", Excerpt(addrSpec, maxQuoted), len(addr), maxAddressLength)
 	}
 	return addr, ""
 }
@@ -230,7 +230,7 @@ func normalizeMailDomain(domain string) (string, string) {
 	// Explain ASCII mistakes before IDNA gives a vaguer answer.
 	for _, r := range name {
 		if r < utf8.RuneSelf && r != '.' && r != '-' && !('a' <= r && r <= 'z') && !('0' <= r && r <= '9') {
-			return "", fmt.Sprintf("%q may contain only letters, digits, hyphens and dots, not %q", domain, r)
+			return "", fmt.Sprintf("%q may contain only letters, digits, hyphens and dots, not %q", Excerpt(domain, maxQuoted), r)
 		}
 	}
 	// The lookup profile maps and validates as resolvers do (UTS #46 §4,
@@ -241,12 +241,12 @@ func normalizeMailDomain(domain string) (string, string) {
 		// library's own text is not written for customers. Lengths are
 		// left out: they count only after encoding.
 		if msg := checkHostLabels(name, false); msg != "" {
-			return "", fmt.Sprintf("%q %s", domain, msg)
+			return "", fmt.Sprintf("%q %s", Excerpt(domain, maxQuoted), msg)
 		}
-		return "", fmt.Sprintf("%q is not a valid internationalised domain name", domain)
+		return "", fmt.Sprintf("%q is not a valid internationalised domain name", Excerpt(domain, maxQuoted))
 	}
 	if msg := checkHostLabels(ascii, true); msg != "" {
-		return "", fmt.Sprintf("%q %s", domain, msg)
+		return "", fmt.Sprintf("%q %s", Excerpt(domain, maxQuoted), msg)
 	}
 	return ascii, ""
 }
@@ -266,7 +266,7 @@ func checkHostLabels(name string, lengths bool) string {
 		case lengths && len(l) > 63:
 			return fmt.Sprintf("has a label of %d characters; at most 63 are allowed (after IDNA encoding)", len(l))
 		case l[0] == '-' || l[len(l)-1] == '-':
-			return fmt.Sprintf("has a label that starts or ends with a hyphen: %q", l)
+			return fmt.Sprintf("has a label that starts or ends with a hyphen: %q", Excerpt(l, maxQuoted))
 		}
 	}
 	if lengths && len(name) > 253 {

@@ -533,3 +533,20 @@ func TestSendVariablesKeepNumbers(t *testing.T) {
 		}
 	}
 }
+
+// An address problem is the service's own text: it is shown whole, with
+// its advice, and only the client's value in it is cut.
+func TestAddressProblemKeepsItsAdvice(t *testing.T) {
+	r := sendRequest(t, map[string]any{"to": []string{"bob@", strings.Repeat("x", 5000)}})
+	_, err := r.Validate(sendNow, nil, nil)
+	e, ok := err.(*mailroom.Error)
+	if !ok || len(e.Details) != 2 {
+		t.Fatalf("got %v, want two problems", err)
+	}
+	if msg := e.Details[0].Message; !strings.HasSuffix(msg, `("Doe, John" <john@example.com>)`) {
+		t.Errorf("the advice is cut: %q", msg)
+	}
+	if msg := e.Details[1].Message; !strings.HasSuffix(msg, `an address looks like "name@example.com"`) || len(msg) > 200 {
+		t.Errorf("a 5,000-character address: %d bytes, %q", len(msg), mailroom.Excerpt(msg, 300))
+	}
+}

@@ -83,7 +83,7 @@ func (r *TemplateRequest) validate(v *Validator, current *TemplateRef) *Template
 	}
 	if r.From != "" {
 		if a, problem := parseAddress(r.From); problem != "" {
-			v.Add("from", "%s", problem)
+			v.Add("from", "%s", ownText(problem))
 		} else {
 			t.From = a.String()
 		}
