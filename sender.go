@@ -54,7 +54,7 @@ type BatchItem struct {
 // storage failed).
 func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]AcceptOutcome, error) {
 	out := make([]AcceptOutcome, len(items))
-	domains := map[string]error{}
+	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(MaxBatchRenderTime)}
 	var ms []*Message
 	var at []int // ms[k] answers items[at[k]]
 	for i, it := range items {
@@ -62,7 +62,7 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 			out[i].Err = it.Err
 			continue
 		}
-		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, domains)
+		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, batch)
 		switch {
 		case IsCode(err, ECodeUnavailable):
 			return nil, err
@@ -87,16 +87,24 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 	return out, nil
 }
 
+// batchState is what the items of one batch share: the sending domains'
+// answers (each domain is checked once) and the deadline of all their
+// rendering together.
+type batchState struct {
+	domains  map[string]error
+	renderBy time.Time
+}
+
 // prepare turns a request into the message to store: rendered, validated,
-// its sending domain checked (once per batch: checked remembers the
-// answers, nil for a single send), given its id. A request that cannot be
+// its sending domain checked, given its id; batch is nil for a single
+// send. A request that cannot be
 // accepted now but is the retry of one accepted before under the same
 // idempotency key is answered as that one was (answered, with m nil): its
 // scheduledAt may have passed since, its template or its domain may have
 // been removed, and none of that changes what the first answer said.
-func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest, header []string, checked map[string]error) (m *Message, answered AcceptResult, err error) {
+func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest, header []string, batch *batchState) (m *Message, answered AcceptResult, err error) {
 	now := s.Now().UTC()
-	m, err = s.validate(ctx, accountID, req, header, now, checked)
+	m, err = s.validate(ctx, accountID, req, header, now, batch)
 	if err == nil {
 		return m, AcceptResult{}, nil
 	}
@@ -109,8 +117,13 @@ func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest
 	return nil, AcceptResult{}, err
 }
 
-func (s *Sender) validate(ctx context.Context, accountID string, req *SendRequest, header []string, now time.Time, checked map[string]error) (*Message, error) {
-	tpl, err := s.render(ctx, accountID, req)
+func (s *Sender) validate(ctx context.Context, accountID string, req *SendRequest, header []string, now time.Time, batch *batchState) (*Message, error) {
+	var renderBy time.Time
+	var checked map[string]error
+	if batch != nil {
+		renderBy, checked = batch.renderBy, batch.domains
+	}
+	tpl, err := s.render(ctx, accountID, req, renderBy)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +177,7 @@ func (s *Sender) notify(ms []*Message, outcomes []AcceptOutcome) {
 // holds the result, so editing the template later changes nothing it
 // stored. A template the account does not have is ECodeNotFound, as on
 // its own routes.
-func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest) (*RenderedTemplate, error) {
+func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest, renderBy time.Time) (*RenderedTemplate, error) {
 	switch {
 	case req.Template == nil:
 		return nil, nil
@@ -175,7 +188,7 @@ func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest)
 	case s.Templates == nil:
 		return nil, Errorf(ECodeInternal, "templates are not configured")
 	}
-	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables)
+	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables, renderBy)
 }
 
 // retryKey is the request's idempotency key when it names a valid one

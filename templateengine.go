@@ -82,6 +82,10 @@ const (
 	// maxRenderTime bounds one request's rendering, all parts and layouts
 	// together: real templates render in well under a millisecond.
 	maxRenderTime = time.Second
+	// MaxBatchRenderTime bounds the rendering of all the items of a batch
+	// together: 500 items at maxRenderTime each would hold a request for
+	// minutes.
+	MaxBatchRenderTime = 5 * time.Second
 )
 
 func (l *renderLimit) Write(p []byte) (int, error) {

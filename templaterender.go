@@ -103,9 +103,10 @@ func parseTemplate(engine TemplateEngine, t *Template) (*parsedTemplate, SourceN
 }
 
 // render renders the template with the variables of a request (raw JSON
-// text, or nil for none). Every required name that the variables lack is
-// a problem of its own, all reported at once.
-func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
+// text, or nil for none), by maxRenderTime or by the sooner deadline
+// given (a batch's; zero for none). Every required name that the
+// variables lack is a problem of its own, all reported at once.
+func (p *parsedTemplate) render(raw Variables, by time.Time) *RenderedTemplate {
 	out := &RenderedTemplate{Ref: &TemplateRef{ID: p.ref.ID, Name: p.ref.Name, Version: p.ref.Version}, From: p.from}
 	v := &out.problems
 	vars, ok := decodeVariables(v, raw)
@@ -122,6 +123,9 @@ func (p *parsedTemplate) render(raw Variables) *RenderedTemplate {
 	if v.Err() == nil {
 		blankNulls(vars)
 		deadline := time.Now().Add(maxRenderTime)
+		if !by.IsZero() && by.Before(deadline) {
+			deadline = by
+		}
 		out.Subject = renderPart(v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax, deadline)
 		out.HTML = renderPart(v, "html", p.html, vars, MaxBodyPartBytes, deadline)
 		out.Text = renderPart(v, "text", p.text, vars, MaxBodyPartBytes, deadline)
@@ -162,7 +166,7 @@ func renderPart(v *Validator, field string, src ParsedSource, vars map[string]an
 	}
 	switch {
 	case errors.Is(err, errRenderTooSlow):
-		v.Add(field, "takes more than %v to render with these variables; check the lists and long values its sections go over", maxRenderTime)
+		v.Add(field, "takes too long to render with these variables (%v a message at most, %v for all of a batch's); check the lists and long values its sections go over", maxRenderTime, MaxBatchRenderTime)
 		return ""
 	case errors.Is(err, errRenderTooLarge):
 		v.Add(field, "renders to more than %d octets (or more than %d pieces of text) with these variables; check the lists its sections repeat over", limit, maxRenderSteps)

@@ -184,7 +184,7 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 // and applies the send's rules to the result: what it answers is what a
 // send would store, or the 400 a send would get.
 func (s *Templates) Render(ctx context.Context, accountID, idOrName string, variables Variables) (*RenderedTemplate, error) {
-	out, err := s.ForSend(ctx, accountID, idOrName, variables)
+	out, err := s.ForSend(ctx, accountID, idOrName, variables, time.Time{})
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +204,10 @@ func (s *Templates) Render(ctx context.Context, accountID, idOrName string, vari
 // result, for the send to report with its own; the error is for a template
 // that does not exist and for storage. The parsed template comes from a
 // cache keyed by id and version, so a send reads only the template's
-// current version from storage unless the cache lacks it.
-func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, variables Variables) (*RenderedTemplate, error) {
+// current version from storage unless the cache lacks it. Rendering ends
+// by renderBy when that comes before its own time limit (a batch's
+// budget; zero for none).
+func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, variables Variables, renderBy time.Time) (*RenderedTemplate, error) {
 	ref, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
@@ -214,7 +216,7 @@ func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, var
 	if err != nil {
 		return nil, err
 	}
-	return p.render(variables), nil
+	return p.render(variables, renderBy), nil
 }
 
 // load returns a template version parsed, with its layouts, from the

@@ -181,3 +181,31 @@ func TestBatchOf500IsDelivered(t *testing.T) {
 		}
 	})
 }
+
+// A batch's rendering is bounded as a whole: twelve items whose template
+// takes the most a message may (1 s) each would hold the request for 12 s;
+// once the batch's 5 s are spent, the rest fail at once, each saying why.
+func TestBatchRenderingIsBoundedAsAWhole(t *testing.T) {
+	e := newEnv(t, storetest.SQLite)
+	e.verifiedDomain(t, "shop.example")
+	// Sections over a long blank string: little text, much work.
+	e.createTemplate(t, e.admin, map[string]any{"name": "blank", "subject": "s", "text": "x" + strings.Repeat("{{#b}}{{/b}}", 80000)})
+	items := make([]any, 12)
+	for i := range items {
+		items[i] = map[string]any{"template": "blank", "to": "a@example.com", "from": "a@shop.example",
+			"variables": map[string]any{"b": strings.Repeat(" ", 250000)}}
+	}
+	start := time.Now()
+	data := batchData(t, e.batch(t, map[string]any{"messages": items}), 0, 12)
+	took := time.Since(start)
+	for i, d := range data {
+		if d["error"] != "validation_error" || !strings.Contains(fmt.Sprint(d["details"]), "too long to render") {
+			t.Errorf("item %d: %v", i, d)
+		}
+	}
+	// A bound, not a speed: without the batch's budget this takes 12 s.
+	if limit := mailroom.MaxBatchRenderTime + 4*time.Second; took > limit {
+		t.Errorf("the batch took %v to answer, more than its render budget allows (%v)", took, limit)
+	}
+	t.Logf("answered after %v", took)
+}

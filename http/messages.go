@@ -126,11 +126,17 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	writeMessageList(w, msgs, f.CursorScope(), next)
+}
+
+// writeMessageList answers a page of messages as the log lists them
+// (without their timelines).
+func writeMessageList(w http.ResponseWriter, msgs []*mailroom.Message, scope, next string) {
 	out := make([]messageJSON, len(msgs))
 	for i, m := range msgs {
 		out[i] = toMessageJSON(m, nil)
 	}
-	writeJSON(w, http.StatusOK, newList(out, f.CursorScope(), next))
+	writeJSON(w, http.StatusOK, newList(out, scope, next))
 }
 
 // messageFilter reads and checks the log's query parameters.

@@ -18,11 +18,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]messageJSON, len(msgs))
-	for i, m := range msgs {
-		out[i] = toMessageJSON(m, nil)
-	}
-	writeJSON(w, http.StatusOK, newList(out, scopeScheduled, next))
+	writeMessageList(w, msgs, scopeScheduled, next)
 }
 
 // rescheduleMessage: PATCH /v1/scheduled/{messageId} with {scheduledAt}.

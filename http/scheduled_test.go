@@ -39,14 +39,6 @@ func (e *env) scheduledSend(t *testing.T, at time.Time, to string, extra map[str
 	return r.Str("messageId")
 }
 
-func eventTypesOf(msg map[string]any) []string {
-	var out []string
-	for _, ev := range msg["events"].([]any) {
-		out = append(out, ev.(map[string]any)["type"].(string))
-	}
-	return out
-}
-
 func TestScheduledSendGoesOutAtItsTime(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
 		e := newEnv(t, eng)
@@ -60,7 +52,7 @@ func TestScheduledSendGoesOutAtItsTime(t *testing.T) {
 		if msg["status"] != "scheduled" || msg["scheduledAt"] != rfc3339(at) || rcpt["status"] != "queued" || rcpt["nextAttemptAt"] != rfc3339(at) {
 			t.Fatalf("scheduled message in the log: %v", msg)
 		}
-		if got := eventTypesOf(msg); strings.Join(got, ",") != "email.scheduled" {
+		if got := eventList(msg); strings.Join(got, ",") != "email.scheduled" {
 			t.Errorf("events %v, want email.scheduled", got)
 		}
 		raw := e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id + "/raw", Key: e.admin})
@@ -80,7 +72,7 @@ func TestScheduledSendGoesOutAtItsTime(t *testing.T) {
 		}
 		e.clock.Advance(3 * time.Second)
 		msg = e.waitStatus(t, id, "delivered")
-		if got := strings.Join(eventTypesOf(msg), ","); got != "email.scheduled,email.queued,email.delivered" {
+		if got := strings.Join(eventList(msg), ","); got != "email.scheduled,email.queued,email.delivered" {
 			t.Errorf("timeline %s", got)
 		}
 		got := e.mx.WaitMessages(t, 1, 10*time.Second)
@@ -147,7 +139,7 @@ func TestRescheduleAndCancel(t *testing.T) {
 				t.Errorf("recipient after cancel: %v", rc)
 			}
 		}
-		if got := strings.Join(eventTypesOf(r.Map()), ","); got != "email.scheduled,email.scheduled,email.canceled,email.canceled" {
+		if got := strings.Join(eventList(r.Map()), ","); got != "email.scheduled,email.scheduled,email.canceled,email.canceled" {
 			t.Errorf("timeline after cancel: %s", got)
 		}
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/scheduled/" + canceled, Key: e.admin}), 409, "invalid_state")
@@ -219,7 +211,7 @@ func TestScheduledSendChecksAgainWhenDue(t *testing.T) {
 		if resp, _ := rcpt["smtpResponse"].(string); !strings.Contains(resp, "gone.example") || !strings.Contains(resp, "removed") {
 			t.Errorf("failed recipient does not say why: %v", rcpt)
 		}
-		if got := strings.Join(eventTypesOf(msg), ","); got != "email.scheduled,email.failed" {
+		if got := strings.Join(eventList(msg), ","); got != "email.scheduled,email.failed" {
 			t.Errorf("timeline %s", got)
 		}
 		msg = e.waitStatus(t, kept, "partially_delivered")

@@ -95,26 +95,9 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		if out, err = collect(rows, scanQueued); err != nil {
 			return s.wrap(err, "read claimed recipients")
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT message_id, key, value FROM message_tags WHERE message_id IN (`+
-			placeholders(1, len(args)-1)+`)`, args[1:]...)
+		tags, err := s.tagsOf(ctx, tx, args[1:])
 		if err != nil {
-			return s.wrap(err, "read claimed tags")
-		}
-		tags := map[string]map[string]string{}
-		for rows.Next() {
-			var id, k, v string
-			if err := rows.Scan(&id, &k, &v); err != nil {
-				rows.Close()
-				return s.wrap(err, "read claimed tags")
-			}
-			if tags[id] == nil {
-				tags[id] = map[string]string{}
-			}
-			tags[id][k] = v
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.wrap(err, "read claimed tags")
+			return err
 		}
 		// One summary per message, shared by its recipients.
 		byID := map[string]*mailroom.MessageSummary{}
