@@ -21,8 +21,8 @@ type batchResponse struct {
 // sendBatch: POST /v1/send/batch. A 200 means every accepted item is
 // committed to storage, in one transaction.
 func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
-	var env mailroom.SendBatchRequest
-	if err := decodeJSON(r, &env); err != nil {
+	env, err := decodeBatch(r)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}

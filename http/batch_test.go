@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +209,60 @@ func TestBatchRenderingIsBoundedAsAWhole(t *testing.T) {
 		t.Errorf("the batch took %v to answer, more than its render budget allows (%v)", took, limit)
 	}
 	t.Logf("answered after %v", took)
+}
+
+// A flaw inside one item fails that item: a name given twice, bytes that
+// are not UTF-8. Only what makes the body as a whole unreadable is a 400.
+func TestBatchItemFlawsStayInTheirItem(t *testing.T) {
+	e := newEnv(t, storetest.SQLite)
+	e.verifiedDomain(t, "shop.example")
+	good := `{"from": "orders@shop.example", "to": "a@example.net", "subject": "s", "text": "t"}`
+	body := `{"messages": [` + good + `,
+		{"from": "orders@shop.example", "to": "a@example.net", "to": "b@example.net", "subject": "s", "text": "t"},
+		{"from": "orders@shop.example", "to": "a@example.net", "subject": "s` + "\xff" + `", "text": "t"},
+		` + good + `]}`
+	data := batchData(t, e.batch(t, body), 2, 2)
+	if data[1]["error"] != "invalid_json" || !strings.Contains(data[1]["message"].(string), "given twice") {
+		t.Errorf("repeated name: %v", data[1])
+	}
+	if data[2]["error"] != "invalid_json" || !strings.Contains(data[2]["message"].(string), "UTF-8") {
+		t.Errorf("invalid UTF-8: %v", data[2])
+	}
+	for _, bad := range []string{`{"messages": [` + good + `,]}`, `{"messages": [` + good + `], "messages": []}`, `{"messages": [` + good + `]`} {
+		wantError(t, e.Do(apitest.Request{Method: "POST", Path: "/v1/send/batch", Key: e.admin, Body: bad, NoCheck: true}), 400, "invalid_json")
+	}
+}
+
+// An item of a million header members costs what the same send costs
+// alone: decoding stops at the 101st header, instead of first holding a
+// set of every name in the item.
+func TestBatchItemCostIsBounded(t *testing.T) {
+	e := newEnv(t, storetest.SQLite)
+	e.verifiedDomain(t, "shop.example")
+	var b strings.Builder
+	b.WriteString(`{"from": "orders@shop.example", "to": "a@example.net", "subject": "s", "text": "t", "headers": {`)
+	for i := 0; b.Len() < 15<<20; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"X-%d": "v"`, i)
+	}
+	b.WriteString("}}")
+	item := b.String()
+	allocated := func(path, body string) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := e.Do(apitest.Request{Method: "POST", Path: path, Key: e.admin, Body: body})
+		runtime.ReadMemStats(&after)
+		if r.Status != 200 && r.Status != 400 {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+		}
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	single := allocated("/v1/send", item)
+	batch := allocated("/v1/send/batch", `{"messages": [`+item+`]}`)
+	t.Logf("allocated %d MiB for the send, %d MiB for the batch of it", single>>20, batch>>20)
+	if batch > 2*single+(32<<20) {
+		t.Errorf("the batch allocated %d MiB, the same send alone %d MiB", batch>>20, single>>20)
+	}
 }

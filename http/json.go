@@ -54,16 +54,26 @@ var requestJSON = jsonv2.JoinOptions(
 // limit that a field's own decoder enforces as it reads (see
 // mailroom.AttachmentList). It is the one place a request body is read.
 func decodeJSON(r *http.Request, dst any) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	return unmarshalRequest(body, dst)
+}
+
+// readJSONBody reads a request body for decodeJSON's rules, checking its
+// media type and its size.
+func readJSONBody(r *http.Request) ([]byte, error) {
 	if len(r.Header.Values("Content-Type")) > 1 {
 		// Like two Authorization headers: which one counts is not to be
 		// guessed, as a proxy might guess the other way.
-		return mailroom.Errorf(mailroom.ECodeUnsupportedMediaType, "Send one Content-Type header: application/json.")
+		return nil, mailroom.Errorf(mailroom.ECodeUnsupportedMediaType, "Send one Content-Type header: application/json.")
 	}
 	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
-		return err
+		return nil, err
 	}
 	if r.ContentLength > MaxBodyBytes {
-		return tooLarge()
+		return nil, tooLarge()
 	}
 	resume := pauseBudget(r)
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
@@ -71,13 +81,13 @@ func decodeJSON(r *http.Request, dst any) error {
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):
-		return tooLarge()
+		return nil, tooLarge()
 	case err != nil:
-		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body could not be read.")
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body could not be read.")
 	case len(bytes.TrimSpace(body)) == 0:
-		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body is empty; send a JSON object.")
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body is empty; send a JSON object.")
 	}
-	return unmarshalRequest(body, dst)
+	return body, nil
 }
 
 // unmarshalRequest decodes one JSON value from body into dst by
