@@ -64,13 +64,15 @@ type MessageStore interface {
 	// taken for delivery), soonest scheduledAt first.
 	ListScheduled(ctx context.Context, accountID string, page Page) ([]*Message, string, error)
 	// RescheduleMessage moves a scheduled message to at (its recipients
-	// come due then). CancelMessage cancels one: the message and each
+	// come due then); at not after now starts it at once, as a claim
+	// would (queued, or finished unattempted), for the answer to say what
+	// is true. CancelMessage cancels one: the message and each
 	// recipient become canceled, with an email.canceled event each, at
 	// now. Both take the message's lock, as a claim does, so that a
 	// message is either taken for delivery or changed, never both: one
 	// that is no longer scheduled, or whose recipients a claim holds, is
 	// ECodeInvalidState; another account's is ECodeNotFound.
-	RescheduleMessage(ctx context.Context, accountID, id string, at time.Time) error
+	RescheduleMessage(ctx context.Context, accountID, id string, at, now time.Time) error
 	CancelMessage(ctx context.Context, accountID, id string, now time.Time) error
 
 	// Message returns an account's message with recipients and events.

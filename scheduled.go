@@ -42,7 +42,7 @@ func (s *ScheduledSends) Reschedule(ctx context.Context, accountID, id string, r
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.Store.RescheduleMessage(ctx, accountID, id, *at); err != nil {
+	if err := s.Store.RescheduleMessage(ctx, accountID, id, *at, now); err != nil {
 		return nil, nil, err
 	}
 	switch {

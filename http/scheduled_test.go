@@ -269,3 +269,27 @@ func TestScheduledRetriesAndBatches(t *testing.T) {
 		e.waitStatus(t, d[0]["messageId"].(string), "delivered")
 	})
 }
+
+// A new time that has come (within the grace period) sends the message
+// now, and the answer says so: queued, its email.queued events written.
+func TestRescheduleToNowSendsAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		e := newEnv(t, eng)
+		e.verifiedDomain(t, "shop.example")
+		e.mailDomain("example.net")
+		id := e.scheduledSend(t, e.clock.Now().Add(time.Hour), "ann@example.net", nil)
+		r := e.Do(apitest.Request{Method: "PATCH", Path: "/v1/scheduled/" + id, Key: e.admin,
+			Body: map[string]any{"scheduledAt": rfc3339(e.clock.Now().Add(-30 * time.Second))}})
+		if r.Status != 200 || r.Str("status") != "queued" || strings.Join(eventList(r.Map()), ",") != "email.scheduled,email.queued" {
+			t.Fatalf("reschedule to now: %d %s", r.Status, r.Body)
+		}
+		if rc := recipient0(r.Map()); rc["status"] != "queued" || rc["nextAttemptAt"] != nil {
+			t.Errorf("recipient %v", rc)
+		}
+		if list := e.Do(apitest.Request{Method: "GET", Path: "/v1/scheduled", Key: e.admin}).Map()["data"].([]any); len(list) != 0 {
+			t.Errorf("still listed as scheduled: %v", list)
+		}
+		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/scheduled/" + id, Key: e.admin}), 409, "invalid_state")
+		e.waitStatus(t, id, "delivered")
+	})
+}

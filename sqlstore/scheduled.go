@@ -40,18 +40,26 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 }
 
 // RescheduleMessage moves a scheduled message's time and its recipients'
-// due time (and queued_at, from which the retry window counts).
-func (s *Store) RescheduleMessage(ctx context.Context, accountID, id string, at time.Time) error {
+// due time (and queued_at, from which the retry window counts); a time
+// that has come starts the message now.
+func (s *Store) RescheduleMessage(ctx context.Context, accountID, id string, at, now time.Time) error {
 	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := s.scheduledForChange(ctx, tx, accountID, id, "rescheduled"); err != nil {
+		sum, err := s.scheduledForChange(ctx, tx, accountID, id, "rescheduled")
+		if err != nil {
 			return err
 		}
 		if _, err := s.txExec(ctx, tx, `UPDATE messages SET scheduled_at = $2 WHERE id = $1`, id, micros(at)); err != nil {
 			return s.wrap(err, "reschedule")
 		}
-		_, err := s.txExec(ctx, tx, `UPDATE recipients SET due_at = $2, queued_at = $2, next_attempt_at = $2
-			WHERE message_id = $1 AND status = 'scheduled'`, id, micros(at))
-		return s.wrap(err, "reschedule")
+		if _, err := s.txExec(ctx, tx, `UPDATE recipients SET due_at = $2, queued_at = $2, next_attempt_at = $2
+			WHERE message_id = $1 AND status = 'scheduled'`, id, micros(at)); err != nil {
+			return s.wrap(err, "reschedule")
+		}
+		if at.After(now) {
+			return nil
+		}
+		_, err = s.startMessages(ctx, tx, map[string]*mailroom.MessageSummary{id: sum}, []any{id}, now)
+		return err
 	}, id)
 }
 
@@ -134,12 +142,11 @@ func (s *Store) tagsOf(ctx context.Context, tx *sql.Tx, ids []any) (map[string]m
 }
 
 // startScheduled starts the scheduled messages among claimed recipients,
-// inside the claim's transaction (docs/api.md "Scheduled sends"): every
-// recipient of such a message still scheduled, claimed or not (a busy
-// domain's are left unclaimed), becomes what mailroom.DueRecipient says,
-// with its event, and the message's status follows. It returns the
-// claimed recipients to deliver: those of other messages, and those now
-// queued; the ones finished here leave the claim.
+// inside the claim's transaction (docs/api.md "Scheduled sends"), whole:
+// their recipients that the claim skipped (a busy domain's) start too,
+// queued and unclaimed (startMessages). It returns the claimed recipients
+// to deliver: those of other messages, and those now queued; the ones
+// finished here have left the claim.
 func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailroom.QueuedRecipient, now time.Time) ([]*mailroom.QueuedRecipient, error) {
 	byID := map[string]*mailroom.MessageSummary{}
 	var ids []any
@@ -152,6 +159,29 @@ func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailr
 	if len(ids) == 0 {
 		return claimed, nil
 	}
+	next, err := s.startMessages(ctx, tx, byID, ids, now)
+	if err != nil {
+		return nil, err
+	}
+	out := claimed[:0]
+	for _, q := range claimed {
+		if st, ok := next[q.MessageID+"\x00"+q.Address]; ok {
+			if st.Finished() {
+				continue
+			}
+			q.Status = st
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// startMessages starts scheduled messages (ids, each summarised in byID):
+// every recipient still scheduled becomes what mailroom.DueRecipient says,
+// with its event, a finished one leaving any claim it was under, and each
+// message's status follows. It returns the new states by message id and
+// address (joined by NUL).
+func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*mailroom.MessageSummary, ids []any, now time.Time) (map[string]mailroom.RecipientStatus, error) {
 	in := placeholders(1, len(ids))
 	domains := map[string]*mailroom.DomainStatus{}
 	err := s.eachRow(ctx, tx, `SELECT m.id, d.status FROM messages m
@@ -228,17 +258,7 @@ func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailr
 			return nil, err
 		}
 	}
-	out := claimed[:0]
-	for _, q := range claimed {
-		if st, ok := next[q.MessageID+"\x00"+q.Address]; ok {
-			if st.Finished() {
-				continue
-			}
-			q.Status = st
-		}
-		out = append(out, q)
-	}
-	return out, nil
+	return next, nil
 }
 
 func deref(st *mailroom.DomainStatus) mailroom.DomainStatus {

@@ -336,7 +336,7 @@ func testScheduledSkippedDomain(t *testing.T, s mailroom.Store) {
 		t.Fatal(err)
 	}
 	wantCode(t, s.CancelMessage(ctx, acct.ID, m.ID, at), mailroom.ECodeInvalidState)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, m.ID, at.Add(time.Hour)), mailroom.ECodeInvalidState)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, m.ID, at.Add(time.Hour), t0), mailroom.ECodeInvalidState)
 	if list, _ := Try2(s.ListScheduled(ctx, acct.ID, mailroom.Page{})).Must(t); len(list) != 1 || list[0].ID != busy.ID {
 		t.Fatalf("still scheduled: %d messages", len(list))
 	}
@@ -451,7 +451,7 @@ func testRescheduleMessage(t *testing.T, s mailroom.Store) {
 	accept(t, s, later, mailroom.MessageScheduled)
 	accept(t, s, sooner, mailroom.MessageScheduled)
 
-	if err := s.RescheduleMessage(ctx, acct.ID, later.ID, newAt); err != nil {
+	if err := s.RescheduleMessage(ctx, acct.ID, later.ID, newAt, t0); err != nil {
 		t.Fatal(err)
 	}
 	m, events := wantMessage(t, s, acct, later.ID, mailroom.MessageScheduled,
@@ -476,7 +476,7 @@ func testRescheduleMessage(t *testing.T, s mailroom.Store) {
 	}
 
 	// Earlier works as well.
-	if err := s.RescheduleMessage(ctx, acct.ID, sooner.ID, t0.Add(30*time.Minute)); err != nil {
+	if err := s.RescheduleMessage(ctx, acct.ID, sooner.ID, t0.Add(30*time.Minute), t0); err != nil {
 		t.Fatal(err)
 	}
 	if q := claimAt(t, s, "node_a", t0.Add(30*time.Minute)); len(q) != 1 || q[0].MessageID != sooner.ID || !q[0].QueuedAt.Equal(t0.Add(30*time.Minute)) {
@@ -492,16 +492,16 @@ func testRescheduleMessage(t *testing.T, s mailroom.Store) {
 	}
 
 	// What cannot be moved.
-	wantCode(t, s.RescheduleMessage(ctx, other.ID, later.ID, newAt), mailroom.ECodeNotFound)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, mailroom.NewID(mailroom.PrefixMessage, t0), newAt), mailroom.ECodeNotFound)
+	wantCode(t, s.RescheduleMessage(ctx, other.ID, later.ID, newAt, t0), mailroom.ECodeNotFound)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, mailroom.NewID(mailroom.PrefixMessage, t0), newAt, t0), mailroom.ECodeNotFound)
 	now := NewMessage(acct, t0, "now@x.example")
 	accept(t, s, now, mailroom.MessageQueued)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, now.ID, newAt), mailroom.ECodeInvalidState)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, later.ID, newAt.Add(time.Hour)), mailroom.ECodeInvalidState)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, sooner.ID, newAt.Add(time.Hour)), mailroom.ECodeInvalidState)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, now.ID, newAt, t0), mailroom.ECodeInvalidState)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, later.ID, newAt.Add(time.Hour), t0), mailroom.ECodeInvalidState)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, sooner.ID, newAt.Add(time.Hour), t0), mailroom.ECodeInvalidState)
 	theirs := newScheduledMessage(other, oldAt, "c@x.example")
 	accept(t, s, theirs, mailroom.MessageScheduled)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, theirs.ID, newAt), mailroom.ECodeNotFound)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, theirs.ID, newAt, t0), mailroom.ECodeNotFound)
 	if m, _ := messageOf(t, s, other.ID, theirs.ID); !m.ScheduledAt.Equal(oldAt) {
 		t.Fatalf("another account moved the message to %v", m.ScheduledAt)
 	}
@@ -544,7 +544,7 @@ func testCancelMessage(t *testing.T, s mailroom.Store) {
 		t.Fatalf("claimed %v of a canceled message", addresses(q))
 	}
 	wantCode(t, s.CancelMessage(ctx, acct.ID, m.ID, now), mailroom.ECodeInvalidState)
-	wantCode(t, s.RescheduleMessage(ctx, acct.ID, m.ID, at), mailroom.ECodeInvalidState)
+	wantCode(t, s.RescheduleMessage(ctx, acct.ID, m.ID, at, t0), mailroom.ECodeInvalidState)
 	if _, events := messageOf(t, s, acct.ID, m.ID); len(events) != 4 {
 		t.Fatalf("timeline %v after a second cancel", eventTypes(events))
 	}
@@ -603,7 +603,7 @@ func testCancelRacesClaim(t *testing.T, s mailroom.Store) {
 // (and the claim got nothing), or it was claimed (and the move refused).
 func testRescheduleRacesClaim(t *testing.T, s mailroom.Store) {
 	raceClaim(t, s, "reschedule", func(ctx context.Context, acct *mailroom.Account, id string, due time.Time) error {
-		return s.RescheduleMessage(ctx, acct.ID, id, due.Add(time.Hour))
+		return s.RescheduleMessage(ctx, acct.ID, id, due.Add(time.Hour), t0)
 	}, func(t *testing.T, acct *mailroom.Account, m *mailroom.Message, due time.Time) {
 		got, _ := wantMessage(t, s, acct, m.ID, mailroom.MessageScheduled,
 			map[string]mailroom.RecipientStatus{"a@x.example": mailroom.RecipientScheduled, "b@y.example": mailroom.RecipientScheduled})
