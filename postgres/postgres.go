@@ -81,6 +81,7 @@ var engine = sqlstore.Engine{
 	LockRows:   " FOR UPDATE",
 	Committers: 4,
 	IdleConns:  20,
+	Snapshot:   &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// clock_timestamp(), not now(): now() is the start of the transaction.
 	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {

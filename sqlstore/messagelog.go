@@ -85,30 +85,38 @@ func scanLogMessage(row scanner) (*mailroom.Message, error) {
 }
 
 // Message returns an account's message with its recipients and timeline,
-// as the log shows it: its content (bodies, attachments) is not read.
-func (s *Store) Message(ctx context.Context, accountID, id string) (*mailroom.Message, []*mailroom.Event, error) {
-	m, err := scanLogMessage(s.read.QueryRowContext(ctx, `SELECT `+logColumns+` FROM messages
-		WHERE id = $1 AND account_id = $2`, id, accountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
-	}
+// as the log shows it: its content (bodies, attachments) is not read. The
+// three reads share one snapshot, so that the status, the recipients and
+// the events agree even while the message is being sent.
+func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.Message, events []*mailroom.Event, err error) {
+	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		m, err = scanLogMessage(tx.QueryRowContext(ctx, `SELECT `+logColumns+` FROM messages
+			WHERE id = $1 AND account_id = $2`, id, accountID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
+		}
+		if err != nil {
+			return s.wrap(err, "find message")
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, id)
+		if err != nil {
+			return s.wrap(err, "message recipients")
+		}
+		if m.Recipients, err = collect(rows, scanRecipient); err != nil {
+			return s.wrap(err, "message recipients")
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, id)
+		if err != nil {
+			return s.wrap(err, "message events")
+		}
+		events, err = collect(rows, scanEvent)
+		return s.wrap(err, "message events")
+	})
 	if err != nil {
-		return nil, nil, s.wrap(err, "find message")
+		return nil, nil, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, id)
-	if err != nil {
-		return nil, nil, s.wrap(err, "message recipients")
-	}
-	if m.Recipients, err = collect(rows, scanRecipient); err != nil {
-		return nil, nil, s.wrap(err, "message recipients")
-	}
-	rows, err = s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, id)
-	if err != nil {
-		return nil, nil, s.wrap(err, "message events")
-	}
-	events, err := collect(rows, scanEvent)
-	return m, events, s.wrap(err, "message events")
+	return m, events, nil
 }
 
 func scanRecipient(row scanner) (*mailroom.Recipient, error) {
@@ -185,37 +193,45 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM message_tags WHERE account_id = $1 AND key = $%d AND value = $%d)", len(args)-1, len(args)))
 	}
 	args = append(args, limit+1)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+logColumns+` FROM messages WHERE `+
+	out, err := s.listWithRecipients(ctx, `SELECT `+logColumns+` FROM messages WHERE `+
 		strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY id DESC LIMIT $%d`, len(args)), args...)
 	if err != nil {
-		return nil, "", s.wrap(err, "list messages")
-	}
-	out, err := collect(rows, scanLogMessage)
-	if err != nil {
-		return nil, "", s.wrap(err, "list messages")
-	}
-	if err := s.attachRecipients(ctx, out); err != nil {
 		return nil, "", err
 	}
 	out, next := trimPage(out, limit, func(x *mailroom.Message) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
 	return out, next, nil
 }
 
+// listWithRecipients reads the messages a query of logColumns lists and
+// their recipients, in one snapshot: a message's status and its
+// recipients' states agree.
+func (s *Store) listWithRecipients(ctx context.Context, query string, args ...any) (out []*mailroom.Message, err error) {
+	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return s.wrap(err, "list messages")
+		}
+		if out, err = collect(rows, scanLogMessage); err != nil {
+			return s.wrap(err, "list messages")
+		}
+		return s.attachRecipients(ctx, tx, out)
+	})
+	return out, err
+}
+
 // attachRecipients fills the recipients of listed messages in one query.
-func (s *Store) attachRecipients(ctx context.Context, ms []*mailroom.Message) error {
+func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom.Message) error {
 	if len(ms) == 0 {
 		return nil
 	}
 	byID := map[string]*mailroom.Message{}
 	args := make([]any, len(ms))
-	marks := make([]string, len(ms))
 	for i, m := range ms {
 		byID[m.ID] = m
 		args[i] = m.ID
-		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (`+strings.Join(marks, ", ")+`)
+	rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
+		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (`+placeholders(1, len(ms))+`)
 		ORDER BY message_id, position`, args...)
 	if err != nil {
 		return s.wrap(err, "list recipients")

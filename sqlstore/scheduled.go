@@ -22,17 +22,10 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 		}
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+logColumns+` FROM messages
+	out, err := s.listWithRecipients(ctx, `SELECT `+logColumns+` FROM messages
 		WHERE account_id = $1 AND status = 'scheduled' AND (scheduled_at, id) > ($2, $3)
 		ORDER BY scheduled_at, id LIMIT $4`, accountID, after.at, after.id, limit+1)
 	if err != nil {
-		return nil, "", s.wrap(err, "list scheduled")
-	}
-	out, err := collect(rows, scanLogMessage)
-	if err != nil {
-		return nil, "", s.wrap(err, "list scheduled")
-	}
-	if err := s.attachRecipients(ctx, out); err != nil {
 		return nil, "", err
 	}
 	out, next := trimPage(out, limit, func(m *mailroom.Message) cursor { return cursor{at: micros(*m.ScheduledAt), id: m.ID} })

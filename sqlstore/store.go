@@ -47,6 +47,11 @@ type Engine struct {
 	// than the last) rather than as $N, which costs SQLite's driver a
 	// lookup through every parameter name to bind each one.
 	AnonymousParams bool
+	// Snapshot are the options of a read that must see one state of
+	// several tables (a message, its recipients and its events): on
+	// PostgreSQL a REPEATABLE READ transaction, whose statements share one
+	// snapshot; nil on SQLite, where any read transaction does in WAL mode.
+	Snapshot *sql.TxOptions
 	// IdleConns is how many idle connections the read pool keeps; Ping
 	// flushes them after a failure. Zero (SQLite, whose connections open
 	// a file and cannot go stale) flushes nothing.
@@ -133,6 +138,17 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return s.wrap(err, "commit")
 	}
 	return nil
+}
+
+// inSnapshot runs fn in a read-only transaction whose queries all see one
+// state of the database (Engine.Snapshot).
+func (s *Store) inSnapshot(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.read.BeginTx(ctx, s.engine.Snapshot)
+	if err != nil {
+		return s.wrap(err, "begin read")
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(tx)
 }
 
 // wrap turns a driver error into the domain's terms: unavailable when the
