@@ -1,6 +1,7 @@
 package mailroom
 
 import (
+	"errors"
 	"time"
 )
 
@@ -13,6 +14,22 @@ const (
 	MaxScheduleAhead = 30 * 24 * time.Hour
 )
 
+// maxTimeLength bounds an RFC 3339 time as a client writes it: 35
+// characters with nanoseconds; more is digits no clock has.
+const maxTimeLength = 40
+
+// validOffset reports whether an RFC 3339 time's numeric offset, if it
+// has one, is a real one: hours 00–23, minutes 00–59 (RFC 3339 §5.6),
+// which time.Parse does not check.
+func validOffset(s string) bool {
+	if n := len(s); n >= 6 && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':' {
+		h := (int(s[n-5])-'0')*10 + int(s[n-4]) - '0'
+		m := (int(s[n-2])-'0')*10 + int(s[n-1]) - '0'
+		return h <= 23 && m <= 59
+	}
+	return true
+}
+
 // ParseScheduledAt parses a scheduledAt value: an RFC 3339 time, in the
 // future (up to ScheduleGrace in the past counts as now), at most
 // MaxScheduleAhead after now. It returns the time in UTC, now itself for a
@@ -22,6 +39,14 @@ const (
 func ParseScheduledAt(s string, now time.Time) (*time.Time, error) {
 	var v Validator
 	t, err := time.Parse(time.RFC3339, s)
+	if err == nil && (len(s) > maxTimeLength || !validOffset(s)) {
+		err = errors.New("not RFC 3339")
+	}
+	// Times are kept to the second, as they are shown; a fraction rounds
+	// up, so that a message never goes out before the time asked for.
+	if t.Truncate(time.Second) != t {
+		t = t.Truncate(time.Second).Add(time.Second)
+	}
 	switch {
 	case s == "":
 		v.Add("scheduledAt", `must not be empty; give an RFC 3339 time such as "2026-11-22T10:00:00Z", or leave it out to send now`)

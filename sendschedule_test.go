@@ -17,7 +17,10 @@ func TestParseScheduledAtAccepts(t *testing.T) {
 		{"2026-11-22T12:00:00+02:00", sendNow}, // 10:00 UTC: now
 		{"2026-11-22T09:59:00Z", sendNow},      // 60 s in the past counts as now
 		{"2026-11-22T09:59:30.5Z", sendNow},
-		{"2026-11-22T10:00:00.250Z", sendNow.Add(250 * time.Millisecond)},
+		{"2026-11-22T10:00:00.250Z", sendNow.Add(time.Second)}, // a fraction rounds up: never early
+		{"2026-11-22T10:59:59.000001Z", sendNow.Add(time.Hour)},
+		{"2026-11-22T11:00:00.000Z", sendNow.Add(time.Hour)},
+		{"2026-11-22T11:00:00-00:00", sendNow.Add(time.Hour)},
 		{"2026-12-22T10:00:00Z", sendNow.Add(mailroom.MaxScheduleAhead)}, // exactly 30 days
 		{"2026-12-22T05:00:00-05:00", sendNow.Add(mailroom.MaxScheduleAhead)},
 	} {
@@ -43,6 +46,9 @@ func TestParseScheduledAtRefuses(t *testing.T) {
 		{"2026-11-22T09:58:59Z", "in the past"}, // 61 s
 		{"2025-01-01T00:00:00Z", "in the past"},
 		{"2026-12-22T10:00:01Z", "more than 30 days ahead"},
+		{"2026-11-23T10:00:00+24:00", "not an RFC 3339 time"}, // RFC 3339 §5.6: hours 00-23
+		{"2026-11-23T10:00:00+23:60", "not an RFC 3339 time"},
+		{"2026-11-22T11:00:00." + strings.Repeat("1", 100) + "Z", "not an RFC 3339 time"},
 	} {
 		at, err := mailroom.ParseScheduledAt(tc.in, sendNow)
 		if err == nil {
