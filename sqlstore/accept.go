@@ -30,15 +30,44 @@ func (s *Store) AcceptMessages(ctx context.Context, ms []*mailroom.Message) ([]m
 	if err != nil {
 		return nil, err
 	}
-	var out []mailroom.AcceptOutcome
-	err = s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	aj := &acceptJob{batch: batch}
+	err = s.committer.submit(ctx, &job{accept: aj, run: func(ctx context.Context, tx *sql.Tx) error {
 		// The job may run twice (alone, after its group failed): each run
 		// starts from nothing.
 		var err error
-		out, err = s.acceptAll(ctx, tx, batch)
+		aj.out, err = s.acceptAll(ctx, tx, batch)
 		return err
-	})
-	return out, err
+	}})
+	return aj.out, err
+}
+
+// acceptJob is an accept waiting for the committer, and its answer.
+type acceptJob struct {
+	batch *acceptBatch
+	out   []mailroom.AcceptOutcome
+}
+
+// mergeAccepts writes the accepts of several jobs as one batch: concurrent
+// single sends then cost a few multi-row statements together, as a batch
+// does, not a few statements each.
+func (s *Store) mergeAccepts(ctx context.Context, tx *sql.Tx, jobs []*job) error {
+	all := &acceptBatch{}
+	for _, j := range jobs {
+		b := j.accept.batch
+		all.ms = append(all.ms, b.ms...)
+		all.content = append(all.content, b.content...)
+		all.envelopes = append(all.envelopes, b.envelopes...)
+		all.events = append(all.events, b.events...)
+	}
+	out, err := s.acceptAll(ctx, tx, all)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		n := len(j.accept.batch.ms)
+		j.accept.out, out = out[:n], out[n:]
+	}
+	return nil
 }
 
 // acceptBatch is a batch of messages encoded for their rows.

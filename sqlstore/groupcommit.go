@@ -38,6 +38,11 @@ const (
 // must not (a reused idempotency key) are kept by the job itself.
 type job struct {
 	run func(ctx context.Context, tx *sql.Tx) error
+	// accept, when set, is what run writes: messages to accept, which the
+	// committer writes together with the other accepts of its group, in
+	// one set of multi-row statements (mergeAccepts), instead of calling
+	// run.
+	accept *acceptJob
 	// locks are the ids of the messages whose rows the job changes: the
 	// batch locks all of its jobs' messages first, in one global order,
 	// so that two batches cannot deadlock on them.
@@ -79,11 +84,16 @@ func newCommitter(s *Store, workers int) *committer {
 // answered after its commit whatever the caller's context does: the answer
 // says whether the write is stored.
 func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, locks ...string) error {
+	return c.submit(ctx, &job{run: fn, locks: locks})
+}
+
+// submit queues j and waits for its answer, as do describes.
+func (c *committer) submit(ctx context.Context, j *job) error {
 	deadline := time.Now().Add(commitWait)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	j := &job{run: fn, locks: locks, deadline: deadline, reply: make(chan error, 1)}
+	j.deadline, j.reply = deadline, make(chan error, 1)
 	wait := time.NewTimer(time.Until(deadline))
 	defer wait.Stop()
 	c.mu.RLock()
@@ -179,12 +189,22 @@ func (c *committer) once(jobs []*job) error {
 		if err := c.s.lockMessages(ctx, tx, jobs); err != nil {
 			return err
 		}
+		var accepts []*job
 		for _, j := range jobs {
+			if j.accept != nil && len(jobs) > 1 {
+				accepts = append(accepts, j)
+				continue
+			}
 			if err := runJob(ctx, tx, j); err != nil {
 				return err
 			}
 		}
-		return nil
+		if len(accepts) == 0 {
+			return nil
+		}
+		return runJob(ctx, tx, &job{run: func(ctx context.Context, tx *sql.Tx) error {
+			return c.s.mergeAccepts(ctx, tx, accepts)
+		}})
 	})
 }
 
