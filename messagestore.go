@@ -1,6 +1,7 @@
 package mailroom
 
 import (
+	"bytes"
 	"context"
 	"time"
 )
@@ -28,6 +29,10 @@ type MessageStore interface {
 	// anything; a key not used before is ECodeNotFound. It serves a retry
 	// that could not be accepted again (its template is gone).
 	IdempotentMessage(ctx context.Context, accountID, key string, digest []byte) (AcceptResult, error)
+	// IdempotentMessages returns the messages the account stored under any
+	// of keys, by key, in one read: a retried batch is answered from them
+	// without rendering again what was accepted before.
+	IdempotentMessages(ctx context.Context, accountID string, keys []string) (map[string]KeyedMessage, error)
 
 	// ClaimDueRecipients claims the due, unclaimed recipients of up to
 	// c.Limit messages for node c.Node under one fresh claim token, so
@@ -92,6 +97,24 @@ type AcceptResult struct {
 	MessageID string
 	Status    MessageStatus
 	Duplicate bool
+}
+
+// KeyedMessage is a message stored under an idempotency key.
+type KeyedMessage struct {
+	ID            string
+	Status        MessageStatus
+	RequestDigest []byte
+}
+
+// Answer is what a request with digest under the message's key is
+// answered: a duplicate of it, or ECodeIdempotencyKeyReused when the
+// request differs.
+func (k KeyedMessage) Answer(digest []byte) (AcceptResult, error) {
+	if !bytes.Equal(k.RequestDigest, digest) {
+		return AcceptResult{}, Errorf(ECodeIdempotencyKeyReused,
+			"The idempotency key was used before with a different request (message %s).", k.ID)
+	}
+	return AcceptResult{MessageID: k.ID, Status: k.Status, Duplicate: true}, nil
 }
 
 // AcceptOutcome answers one message of AcceptMessages.

@@ -4,8 +4,37 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// MaxBatchMessages is the most messages one batch holds (docs/api.md "Limits").
-const MaxBatchMessages = 500
+// Limits of a batch (docs/api.md "Limits").
+const (
+	// MaxBatchMessages is the most messages one batch holds.
+	MaxBatchMessages = 500
+	// MaxBatchContentBytes bounds the bodies and attachments of a batch's
+	// accepted messages together, as rendered: as much as a request body
+	// may hold. Templates could otherwise make a small request into
+	// gigabytes, held in memory and written in one transaction.
+	MaxBatchContentBytes = 16 << 20
+)
+
+// contentBytes is what a message counts against MaxBatchContentBytes.
+func (m *Message) contentBytes() int {
+	n := len(m.HTML) + len(m.Text)
+	for _, a := range m.Attachments {
+		n += len(a.Content)
+	}
+	return n
+}
+
+// batchTooLarge is the error of an item that would take its batch past
+// MaxBatchContentBytes.
+func batchTooLarge(m *Message) error {
+	field := "html"
+	if m.Template != nil {
+		field = "template"
+	}
+	var v Validator
+	v.Add(field, "would bring this batch's messages past %d MiB of bodies and attachments, as rendered; send it in another batch", MaxBatchContentBytes>>20)
+	return v.Err()
+}
 
 // SendBatchRequest is the body of POST /v1/send/batch (docs/api.md "Batch
 // sends"): its envelope, and each item as its JSON text, which is decoded on

@@ -55,11 +55,21 @@ type BatchItem struct {
 func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]AcceptOutcome, error) {
 	out := make([]AcceptOutcome, len(items))
 	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(MaxBatchRenderTime)}
+	stored, err := s.storedUnderKeys(ctx, accountID, items)
+	if err != nil {
+		return nil, err
+	}
 	var ms []*Message
 	var at []int // ms[k] answers items[at[k]]
+	content := 0
 	for i, it := range items {
 		if it.Err != nil {
 			out[i].Err = it.Err
+			continue
+		}
+		if k, ok := stored[retryKey(it.Request, nil)]; ok {
+			// A retry: answered from what was stored, not rendered again.
+			out[i].Result, out[i].Err = k.Answer(it.Request.Digest())
 			continue
 		}
 		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, batch)
@@ -68,7 +78,10 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 			return nil, err
 		case err != nil || m == nil:
 			out[i] = AcceptOutcome{Result: answered, Err: err}
+		case content+m.contentBytes() > MaxBatchContentBytes:
+			out[i].Err = batchTooLarge(m)
 		default:
+			content += m.contentBytes()
 			ms = append(ms, m)
 			at = append(at, i)
 		}
@@ -85,6 +98,23 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 	}
 	s.notify(ms, accepted)
 	return out, nil
+}
+
+// storedUnderKeys reads, in one query, the messages already stored under
+// the items' idempotency keys.
+func (s *Sender) storedUnderKeys(ctx context.Context, accountID string, items []BatchItem) (map[string]KeyedMessage, error) {
+	var keys []string
+	for _, it := range items {
+		if it.Err == nil {
+			if key := retryKey(it.Request, nil); key != "" {
+				keys = append(keys, key)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	return s.Store.IdempotentMessages(ctx, accountID, keys)
 }
 
 // batchState is what the items of one batch share: the sending domains'

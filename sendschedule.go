@@ -2,6 +2,7 @@ package mailroom
 
 import (
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -39,7 +40,9 @@ func validOffset(s string) bool {
 func ParseScheduledAt(s string, now time.Time) (*time.Time, error) {
 	var v Validator
 	t, err := time.Parse(time.RFC3339, s)
-	if err == nil && (len(s) > maxTimeLength || !validOffset(s)) {
+	// time.Parse also takes a comma before the fraction, which RFC 3339
+	// §5.6 does not.
+	if err == nil && (len(s) > maxTimeLength || !validOffset(s) || strings.Contains(s, ",")) {
 		err = errors.New("not RFC 3339")
 	}
 	// Times are kept to the second, as they are shown; a fraction rounds

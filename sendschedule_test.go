@@ -48,6 +48,7 @@ func TestParseScheduledAtRefuses(t *testing.T) {
 		{"2026-12-22T10:00:01Z", "more than 30 days ahead"},
 		{"2026-11-23T10:00:00+24:00", "not an RFC 3339 time"}, // RFC 3339 §5.6: hours 00-23
 		{"2026-11-23T10:00:00+23:60", "not an RFC 3339 time"},
+		{"2026-11-22T11:00:00,5Z", "not an RFC 3339 time"},
 		{"2026-11-22T11:00:00." + strings.Repeat("1", 100) + "Z", "not an RFC 3339 time"},
 	} {
 		at, err := mailroom.ParseScheduledAt(tc.in, sendNow)

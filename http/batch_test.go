@@ -266,3 +266,39 @@ func TestBatchItemCostIsBounded(t *testing.T) {
 		t.Errorf("the batch allocated %d MiB, the same send alone %d MiB", batch>>20, single>>20)
 	}
 }
+
+// A batch holds at most 16 MiB of bodies as rendered: a small request of
+// items whose template renders a megabyte each is not a gigabyte held in
+// memory and written in one transaction. A retry is answered from what was
+// stored, without rendering those items again, so the items that did not
+// fit go through then.
+func TestBatchRenderedContentIsBounded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		e := newEnv(t, eng)
+		e.verifiedDomain(t, "shop.example")
+		e.createTemplate(t, e.admin, map[string]any{"name": "big", "from": "orders@shop.example", "subject": "big",
+			"text": "{{#a}}" + strings.Repeat("x", 1_000_000) + "{{/a}}"})
+		items := make([]any, 20)
+		for i := range items {
+			items[i] = map[string]any{"template": "big", "to": fmt.Sprintf("b%d@example.net", i),
+				"variables": map[string]any{"a": []int{0}}, "idempotencyKey": fmt.Sprint("big-", i)}
+		}
+		body := map[string]any{"messages": items}
+		first := batchData(t, e.batch(t, body), 16, 4)
+		for i, d := range first[16:] {
+			if d["error"] != "validation_error" || !strings.Contains(fmt.Sprint(d["details"]), "16 MiB") {
+				t.Errorf("item %d past the budget: %v", 16+i, d)
+			}
+		}
+		again := batchData(t, e.batch(t, body), 20, 0)
+		for i, d := range again {
+			want := "queued"
+			if i < 16 {
+				want = "duplicate"
+			}
+			if d["status"] != want || (i < 16 && d["messageId"] != first[i]["messageId"]) {
+				t.Errorf("retried item %d: %v, want %s", i, d, want)
+			}
+		}
+	})
+}

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -242,11 +241,41 @@ func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Mess
 }
 
 func idempotentAnswer(id, status string, stored, digest []byte) (mailroom.AcceptResult, error) {
-	if !bytes.Equal(stored, digest) {
-		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeIdempotencyKeyReused,
-			"The idempotency key was used before with a different request (message %s).", id)
+	return mailroom.KeyedMessage{ID: id, Status: mailroom.MessageStatus(status), RequestDigest: stored}.Answer(digest)
+}
+
+// IdempotentMessages reads the messages under keys, maxStatementRows keys
+// a query.
+func (s *Store) IdempotentMessages(ctx context.Context, accountID string, keys []string) (map[string]mailroom.KeyedMessage, error) {
+	out := map[string]mailroom.KeyedMessage{}
+	for len(keys) > 0 {
+		n := min(len(keys), maxStatementRows)
+		args := []any{accountID}
+		for _, k := range keys[:n] {
+			args = append(args, k)
+		}
+		keys = keys[n:]
+		rows, err := s.read.QueryContext(ctx, `SELECT idempotency_key, id, status, request_digest FROM messages
+			WHERE account_id = $1 AND idempotency_key IN (`+placeholders(2, n)+`)`, args...)
+		if err != nil {
+			return nil, s.wrap(err, "find idempotent messages")
+		}
+		for rows.Next() {
+			var key, status string
+			var k mailroom.KeyedMessage
+			if err := rows.Scan(&key, &k.ID, &status, &k.RequestDigest); err != nil {
+				rows.Close()
+				return nil, s.wrap(err, "find idempotent messages")
+			}
+			k.Status = mailroom.MessageStatus(status)
+			out[key] = k
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(err, "find idempotent messages")
+		}
 	}
-	return mailroom.AcceptResult{MessageID: id, Status: mailroom.MessageStatus(status), Duplicate: true}, nil
+	return out, nil
 }
 
 // suppressionKey is an address of an account's suppression list.
