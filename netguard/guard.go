@@ -1,0 +1,139 @@
+// Package netguard keeps the service's outbound HTTP requests (webhook
+// deliveries) away from the networks behind it: a customer's URL must not
+// reach the operator's loopback, private networks or cloud metadata
+// service (server-side request forgery). The check runs twice: when a URL
+// is saved (CheckURL: a clear 400 for the customer) and in the dialer's
+// Control hook at every connection (Control), so that a name that
+// resolved to a public address then and to a private one now (DNS
+// rebinding) is refused where it matters, on the address actually dialled.
+package netguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+)
+
+// Refused networks beyond what netip's own predicates name: shared
+// address space (RFC 6598 CGNAT), "this network" (RFC 791), IETF protocol
+// assignments (RFC 6890), benchmarking (RFC 2544), the reserved 240/4 and
+// the limited broadcast, the documentation ranges (RFC 5737, RFC 3849),
+// IPv4-compatible IPv6 (::/96, RFC 4291 §2.5.5.1, deprecated), NAT64 (RFC 6052: it embeds an IPv4 address, which may be private),
+// 6to4 (RFC 3056, likewise) and discard-only (RFC 6666).
+var refused = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"),
+}
+
+// ErrRefused is wrapped by every refusal of an address.
+var ErrRefused = errors.New("address not allowed")
+
+// CheckAddr returns an error wrapping ErrRefused unless a is a public
+// unicast address: loopback, private (RFC 1918, RFC 4193 fc00::/7),
+// link-local (169.254/16, where cloud metadata services answer, and
+// fe80::/10), multicast, unspecified and the ranges of refused are not,
+// nor any of them written as an IPv4-mapped IPv6 address (::ffff:127.0.0.1).
+func CheckAddr(a netip.Addr) error {
+	a = a.Unmap()
+	what := ""
+	switch {
+	case !a.IsValid():
+		what = "not an address"
+	case a.IsLoopback():
+		what = "a loopback address"
+	case a.IsPrivate():
+		what = "a private address"
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+		what = "a link-local address"
+	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
+		what = "a multicast address"
+	case a.IsUnspecified():
+		what = "the unspecified address"
+	default:
+		for _, p := range refused {
+			if p.Contains(a) {
+				what = "a reserved address (" + p.String() + ")"
+				break
+			}
+		}
+	}
+	if what == "" {
+		return nil
+	}
+	return fmt.Errorf("%s is %s: %w", a, what, ErrRefused)
+}
+
+// Control is a net.Dialer Control hook that refuses to connect to an
+// address CheckAddr refuses: it sees the address being dialled, after any
+// resolution, so no name can lead past it.
+func Control(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, ErrRefused)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, ErrRefused)
+	}
+	return CheckAddr(a)
+}
+
+// Resolver looks up a host's addresses; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// CheckURL checks a URL a customer gives for the service to call: https
+// only, no user information, a host whose every address CheckAddr allows
+// (one private address among public ones is enough to refuse: the dialer
+// may pick it). allowPrivate (the operator's choice, for local development
+// and tests) takes http too and any address. The error says what is wrong
+// in words for the customer.
+func CheckURL(ctx context.Context, r Resolver, raw string, allowPrivate bool) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return errors.New("is not a URL")
+	case u.Scheme != "https" && !(allowPrivate && u.Scheme == "http"):
+		return errors.New("must be an https URL")
+	case u.User != nil:
+		return errors.New("must not hold a user name or password")
+	case u.Hostname() == "":
+		return errors.New("has no host")
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return errors.New("must not have a fragment (#…)")
+	}
+	if allowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if addrs, err = r.LookupNetIP(ctx, "ip", host); err != nil || len(addrs) == 0 {
+		return fmt.Errorf("has a host, %s, that does not resolve", host)
+	}
+	for _, a := range addrs {
+		if err := CheckAddr(a); err != nil {
+			return fmt.Errorf("has a host, %s, that resolves to %s; the service only calls public addresses", host, strings.TrimSuffix(err.Error(), ": "+ErrRefused.Error()))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package netguard_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/netguard"
+)
+
+func TestCheckAddr(t *testing.T) {
+	for _, a := range []string{
+		"127.0.0.1", "127.1.2.3", "::1", // loopback
+		"10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1", "fc00::1", "fd12:3456::1", // private
+		"169.254.169.254", "169.254.0.1", "fe80::1", // link-local, cloud metadata
+		"100.64.0.1", "100.127.255.255", // CGNAT
+		"224.0.0.1", "239.255.255.250", "ff02::1", "ff05::2", // multicast
+		"0.0.0.0", "::", "0.1.2.3", // unspecified, this network
+		"255.255.255.255", "240.0.0.1", // reserved, broadcast
+		"192.0.2.1", "198.51.100.7", "203.0.113.9", "2001:db8::1", "198.18.0.1", "192.0.0.8", // documentation, benchmarking, IETF
+		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:100.64.0.1", "::ffff:192.0.2.1", // IPv4-mapped
+		"::127.0.0.1", "64:ff9b::a00:1", "2002:a00:1::1", "100::1", // IPv4-compatible, NAT64, 6to4, discard
+	} {
+		if err := netguard.CheckAddr(netip.MustParseAddr(a)); !errors.Is(err, netguard.ErrRefused) {
+			t.Errorf("CheckAddr(%s) = %v, want refused", a, err)
+		}
+	}
+	for _, a := range []string{"8.8.8.8", "1.1.1.1", "93.184.216.34", "100.63.255.255", "100.128.0.1", "172.32.0.1",
+		"2606:4700:4700::1111", "2a00:1450:4001:82b::200e", "::ffff:8.8.8.8"} {
+		if err := netguard.CheckAddr(netip.MustParseAddr(a)); err != nil {
+			t.Errorf("CheckAddr(%s) = %v, want allowed", a, err)
+		}
+	}
+}
+
+// The dialer's hook refuses the address it is about to connect to, so a
+// connection to a listener on loopback never opens.
+func TestControlRefusesTheDialledAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	d := net.Dialer{Control: netguard.Control, Timeout: 2 * time.Second}
+	if c, err := d.Dial("tcp", ln.Addr().String()); !errors.Is(err, netguard.ErrRefused) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dial %s: %v, want refused", ln.Addr(), err)
+	}
+	// The same dialer without the hook connects: the refusal was the hook's.
+	c, err := (&net.Dialer{Timeout: 2 * time.Second}).Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	<-accepted
+}
+
+func TestCheckURL(t *testing.T) {
+	world := dnstest.Start(t)
+	world.SetA("public.example", "93.184.216.34")
+	world.SetA("sneaky.example", "127.0.0.1")
+	world.SetA("metadata.example", "169.254.169.254")
+	world.SetA("mixed.example", "93.184.216.34")
+	world.SetAAAA("mixed.example", "fd00::1")
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, world.Addr())
+	}}
+	ctx := context.Background()
+	for _, tc := range []struct{ url, want string }{
+		{"https://public.example/hooks", ""},
+		{"https://93.184.216.34:8443/hooks", ""},
+		{"http://public.example/hooks", "https"},
+		{"ftp://public.example/", "https"},
+		{"https://user:pw@public.example/", "user name"},
+		{"https:///hooks", "no host"},
+		{"https://public.example/#x", "fragment"},
+		{"not a url at all\x7f", "not a URL"},
+		{"https://sneaky.example/", "127.0.0.1 is a loopback address"},
+		{"https://metadata.example/latest", "169.254.169.254 is a link-local address"},
+		{"https://mixed.example/", "fd00::1 is a private address"},
+		{"https://127.0.0.1/", "loopback"},
+		{"https://[::ffff:10.1.2.3]/", "private"},
+		{"https://nowhere.example/", "does not resolve"},
+	} {
+		err := netguard.CheckURL(ctx, r, tc.url, false)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckURL(%q) = %v, want allowed", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckURL(%q) = %v, want it to say %q", tc.url, err, tc.want)
+		}
+	}
+	// The operator's allowance takes http and private addresses.
+	for _, u := range []string{"http://sneaky.example:8080/hooks", "https://127.0.0.1/"} {
+		if err := netguard.CheckURL(ctx, r, u, true); err != nil {
+			t.Errorf("CheckURL(%q, allowPrivate) = %v", u, err)
+		}
+	}
+}
