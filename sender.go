@@ -138,7 +138,9 @@ func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest
 	if err == nil {
 		return m, AcceptResult{}, nil
 	}
-	if key := retryKey(req, header); key != "" && !IsCode(err, ECodeUnavailable) && !IsCode(err, ECodeInternal) {
+	// A batch looked its items' keys up before preparing any
+	// (storedUnderKeys): a key not found then is not read again.
+	if key := retryKey(req, header); batch == nil && key != "" && !IsCode(err, ECodeUnavailable) && !IsCode(err, ECodeInternal) {
 		res, lookErr := s.Store.IdempotentMessage(ctx, accountID, key, req.Digest())
 		if !IsCode(lookErr, ECodeNotFound) {
 			return nil, res, lookErr

@@ -76,5 +76,5 @@ func itemError(r *http.Request, err error) errorBody {
 		slog.Default().Error("internal error in a batch item", "request_id", id, "err", err)
 		return errorBody{Error: mailroom.ECodeInternal, Message: "An internal error occurred. Quote request id " + id + " when reporting it."}
 	}
-	return errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
+	return bodyOf(e)
 }

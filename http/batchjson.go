@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"unicode/utf8"
 
@@ -66,13 +65,10 @@ func decodeBatch(r *http.Request) (*mailroom.SendBatchRequest, error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, jsonError(err)
 	}
-	switch _, err := dec.ReadToken(); {
-	case err == io.EOF:
-		return req, nil
-	case err == nil:
-		return nil, mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body holds more than one JSON value.")
+	if err := endOfBody(dec); err != nil {
+		return nil, err
 	}
-	return nil, mailroom.Errorf(mailroom.ECodeInvalidJSON, "The request body holds data after its JSON value.")
+	return req, nil
 }
 
 // readItems reads the messages array's items as JSON texts, up to one past

@@ -38,6 +38,12 @@ type errorBody struct {
 	Details []mailroom.FieldError `json:"details,omitempty"`
 }
 
+// bodyOf is the body of an error a client is shown, its message and
+// details bounded.
+func bodyOf(e *mailroom.Error) errorBody {
+	return errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
+}
+
 // writeError answers err. A *mailroom.Error is shown as it is (its Message
 // is written for clients); any other error is a bug: it is logged with the
 // request id and the client gets a 500 that reveals nothing but that id.
@@ -51,7 +57,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status, e = http.StatusInternalServerError, &mailroom.Error{Code: mailroom.ECodeInternal, Cause: err}
 	}
-	body := errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
+	body := bodyOf(e)
 	switch {
 	case status == http.StatusInternalServerError:
 		body.Message = "An internal error occurred. Quote request id " + info.requestID + " when reporting it."

@@ -105,6 +105,11 @@ func unmarshalRequest(body []byte, dst any) error {
 	if err := jsonv2.UnmarshalDecode(dec, dst); err != nil {
 		return jsonError(err)
 	}
+	return endOfBody(dec)
+}
+
+// endOfBody refuses anything after the body's one JSON value.
+func endOfBody(dec *jsontext.Decoder) error {
 	switch _, err := dec.ReadToken(); {
 	case err == io.EOF:
 		return nil
