@@ -19,6 +19,7 @@ type Store interface {
 	MessageStore
 	NodeStore
 	TemplateStore
+	WebhookStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error
@@ -84,7 +85,9 @@ type DomainStore interface {
 // EventStore reads events.
 type EventStore interface {
 	// ListEvents lists an account's events newest first.
-	ListEvents(ctx context.Context, accountID string, page Page) ([]*Event, string, error)
+	ListEvents(ctx context.Context, accountID string, f EventFilter, page Page) ([]*Event, string, error)
+	// Event finds one of an account's events.
+	Event(ctx context.Context, accountID, id string) (*Event, error)
 }
 
 // Page selects one page of a list: at most Limit items after Cursor, which

@@ -176,7 +176,7 @@ func TestDomainLifecycle(t *testing.T) {
 // wantEvents checks the account's events, newest first.
 func wantEvents(t *testing.T, e *env, types ...string) {
 	t.Helper()
-	events, _, err := e.store.ListEvents(context.Background(), e.acct.ID, mailroom.Page{Limit: 100})
+	events, _, err := e.store.ListEvents(context.Background(), e.acct.ID, mailroom.EventFilter{}, mailroom.Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) 
 
 // ListEvents lists an account's events, newest first. Event ids sort by
 // creation time, so the id alone orders and pages them.
-func (s *Store) ListEvents(ctx context.Context, accountID string, p mailroom.Page) ([]*mailroom.Event, string, error) {
+func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
 	after, err := parseCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err

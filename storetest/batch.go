@@ -100,7 +100,7 @@ func allEvents(t *testing.T, s mailroom.Store, accountID string) []*mailroom.Eve
 	var all []*mailroom.Event
 	cursor := ""
 	for {
-		page, next := Try2(s.ListEvents(context.Background(), accountID, mailroom.Page{Limit: 100, Cursor: cursor})).Must(t)
+		page, next := Try2(s.ListEvents(context.Background(), accountID, mailroom.EventFilter{}, mailroom.Page{Limit: 100, Cursor: cursor})).Must(t)
 		all = append(all, page...)
 		if next == "" {
 			return all

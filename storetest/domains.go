@@ -65,7 +65,7 @@ func testDomains(t *testing.T, s mailroom.Store) {
 	if again.Status != mailroom.DomainVerified || !again.VerifiedAt.Equal(now) || again.Records[0].Found[0] != "10 mx.test." {
 		t.Fatalf("check not saved: %+v", again)
 	}
-	events, _, err := s.ListEvents(ctx, acme.ID, mailroom.Page{})
+	events, _, err := s.ListEvents(ctx, acme.ID, mailroom.EventFilter{}, mailroom.Page{})
 	if err != nil || len(events) != 1 || events[0].Type != mailroom.EventDomainVerified {
 		t.Fatalf("event: %v %v", events, err)
 	}
@@ -160,7 +160,7 @@ func testEvents(t *testing.T, s mailroom.Store) {
 	var all []*mailroom.Event
 	cursor := ""
 	for {
-		page, next := Try2(s.ListEvents(ctx, acme.ID, mailroom.Page{Limit: 2, Cursor: cursor})).Must(t)
+		page, next := Try2(s.ListEvents(ctx, acme.ID, mailroom.EventFilter{}, mailroom.Page{Limit: 2, Cursor: cursor})).Must(t)
 		all = append(all, page...)
 		if next == "" {
 			break
@@ -174,7 +174,7 @@ func testEvents(t *testing.T, s mailroom.Store) {
 	if err := json.Unmarshal(all[0].Data, &first); err != nil || first.N != 4 {
 		t.Fatalf("newest first: got %s", all[0].Data)
 	}
-	if other, _ := Try2(s.ListEvents(ctx, globex.ID, mailroom.Page{})).Must(t); len(other) != 0 {
+	if other, _ := Try2(s.ListEvents(ctx, globex.ID, mailroom.EventFilter{}, mailroom.Page{})).Must(t); len(other) != 0 {
 		t.Fatalf("another account sees %d events", len(other))
 	}
 }

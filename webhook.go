@@ -1,0 +1,137 @@
+package mailroom
+
+import (
+	"slices"
+	"time"
+)
+
+// EventWebhookTest is the type of the event POST /v1/webhooks/{id}/test
+// sends to one endpoint.
+const EventWebhookTest = "webhook.test"
+
+// EventTypes are every event type, in a fixed order that storage relies on
+// (an endpoint's subscriptions are kept as a bit mask by position): new
+// types are appended, never inserted.
+var EventTypes = []string{
+	EventEmailQueued, EventEmailScheduled, EventEmailDelivered, EventEmailDeferred, EventEmailBounced,
+	EventEmailFailed, EventEmailSuppressed, EventEmailComplained, EventEmailCanceled,
+	EventDomainVerified, EventDomainFailed, EventDomainTemporaryFailure, EventWebhookTest,
+}
+
+// AllEventTypes is the subscription to every type, present and future.
+const AllEventTypes = "*"
+
+// IsEventType says whether typ is a known event type.
+func IsEventType(typ string) bool { return slices.Contains(EventTypes, typ) }
+
+// Webhook limits (docs/api.md "Webhooks and events").
+const (
+	// DefaultMaxWebhooks is how many endpoints an account may have unless
+	// the operator says otherwise (serve --max-webhooks).
+	DefaultMaxWebhooks = 20
+	// MaxWebhookURLBytes bounds an endpoint's URL.
+	MaxWebhookURLBytes = 2048
+	// WebhookRotationOverlap is how long a rotated-out secret keeps signing
+	// beside the new one, so that consumers can roll their configuration.
+	WebhookRotationOverlap = 24 * time.Hour
+	// WebhookDisableAfter is how long an endpoint may fail every attempt
+	// before it is disabled, as Svix does.
+	WebhookDisableAfter = 5 * 24 * time.Hour
+	// WebhookTimeout bounds one attempt: a 2xx must arrive within it.
+	WebhookTimeout = 15 * time.Second
+	// MaxWebhookResponseExcerpt is how much of a response body an attempt
+	// records.
+	MaxWebhookResponseExcerpt = 1024
+)
+
+// WebhookEndpoint is where an account's events are delivered.
+type WebhookEndpoint struct {
+	ID          string // "wh_…"
+	AccountID   string
+	URL         string
+	Description string
+	// Events are the subscribed types as given, or ["*"] for all.
+	Events  []string
+	Enabled bool
+	// DisabledReason says why an endpoint is disabled ("" when enabled).
+	DisabledReason string
+	// SecretSealed is the signing key (the bytes that the whsec_ form
+	// encodes), sealed with the endpoint id as associated data: it must be
+	// read back to sign, so a digest cannot do.
+	SecretSealed []byte
+	// PreviousSecretSealed signs beside the current secret until
+	// PreviousSecretUntil, after a rotation.
+	PreviousSecretSealed []byte
+	PreviousSecretUntil  *time.Time
+	// FailingSince is the first failed attempt after the last success;
+	// nil while the endpoint answers.
+	FailingSince *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Subscribes says whether the endpoint wants events of type typ.
+func (e *WebhookEndpoint) Subscribes(typ string) bool {
+	return slices.Contains(e.Events, AllEventTypes) || slices.Contains(e.Events, typ)
+}
+
+// WebhookAttemptStatus is the outcome of one attempt.
+type WebhookAttemptStatus string
+
+const (
+	WebhookAttemptSucceeded WebhookAttemptStatus = "succeeded"
+	WebhookAttemptFailed    WebhookAttemptStatus = "failed"
+)
+
+// WebhookDelivery is one event on its way to one endpoint: a row of the
+// outbox, written in the transaction of the event, claimed by one node at
+// a time under a lease, and removed once it succeeds or is given up (its
+// attempts stay, as the endpoint's log).
+type WebhookDelivery struct {
+	ID         string // "whd_…"
+	AccountID  string
+	EndpointID string
+	// Attempts made so far.
+	Attempts   int
+	CreatedAt  time.Time
+	ClaimToken string
+	// Event and Endpoint are read with the claim.
+	Event    *Event
+	Endpoint *WebhookEndpoint
+}
+
+// WebhookAttempt is one POST of a delivery, as GET
+// /v1/webhooks/{id}/deliveries lists it.
+type WebhookAttempt struct {
+	ID         string // "wha_…"
+	AccountID  string
+	EndpointID string
+	DeliveryID string
+	EventID    string
+	EventType  string
+	Attempt    int
+	Status     WebhookAttemptStatus
+	// StatusCode is the response's status, 0 when none came.
+	StatusCode int
+	// Error says why the attempt failed, "" when it succeeded.
+	Error        string
+	Duration     time.Duration
+	ResponseBody string // its first MaxWebhookResponseExcerpt bytes
+	CreatedAt    time.Time
+	// NextAttemptAt is when the delivery is tried again; nil after a
+	// success or the last attempt.
+	NextAttemptAt *time.Time
+}
+
+// WebhookOutcome is what one attempt changes: the attempt to log and the
+// delivery's next state.
+type WebhookOutcome struct {
+	Delivery *WebhookDelivery
+	Attempt  *WebhookAttempt
+}
+
+// Prefixes of webhook deliveries and attempts.
+const (
+	PrefixWebhookDelivery = "whd_"
+	PrefixWebhookAttempt  = "wha_"
+)

@@ -1,0 +1,257 @@
+package mailroom
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Webhooks is the service behind webhook endpoints and the events they
+// carry (docs/api.md "Webhooks and events"): managing endpoints and their
+// secrets, the debugging tools (test, replay, the attempts log) and the
+// events list. Deliveries themselves are made by package webhook.
+type Webhooks struct {
+	Store interface {
+		WebhookStore
+		EventStore
+	}
+	Sealer Sealer
+	// CheckURL refuses a URL the service must not call (package netguard:
+	// https only, no private or loopback address unless the operator
+	// allows them); it says what is wrong in words for the customer.
+	CheckURL func(ctx context.Context, url string) error
+	// Max is how many endpoints an account may have; 0 means
+	// DefaultMaxWebhooks.
+	Max int
+	Now func() time.Time
+	// Wake tells the local dispatcher that deliveries are waiting; nil
+	// leaves them to its next poll.
+	Wake func()
+}
+
+// Create adds an endpoint and returns it with its secret, which is shown
+// this once.
+func (s *Webhooks) Create(ctx context.Context, accountID string, req *WebhookRequest) (*WebhookEndpoint, string, error) {
+	now := s.Now().UTC()
+	e := &WebhookEndpoint{ID: NewID(PrefixWebhook, now), AccountID: accountID, Enabled: true, CreatedAt: now, UpdatedAt: now}
+	var v Validator
+	req.validate(&v, e, true)
+	if err := v.Err(); err != nil {
+		return nil, "", err
+	}
+	if err := s.checkURL(ctx, e.URL); err != nil {
+		return nil, "", err
+	}
+	key, secret := NewWebhookSecret()
+	e.SecretSealed = s.Sealer.Seal(key, []byte(e.ID))
+	max := s.Max
+	if max <= 0 {
+		max = DefaultMaxWebhooks
+	}
+	if err := s.Store.CreateWebhook(ctx, e, max); err != nil {
+		return nil, "", err
+	}
+	return e, secret, nil
+}
+
+func (s *Webhooks) checkURL(ctx context.Context, url string) error {
+	if err := s.CheckURL(ctx, url); err != nil {
+		var v Validator
+		v.Add("url", "%s", ownText(err.Error()))
+		return v.Err()
+	}
+	return nil
+}
+
+// Get returns one of an account's endpoints.
+func (s *Webhooks) Get(ctx context.Context, accountID, id string) (*WebhookEndpoint, error) {
+	return s.Store.Webhook(ctx, accountID, id)
+}
+
+// List lists an account's endpoints newest first.
+func (s *Webhooks) List(ctx context.Context, accountID string, page Page) ([]*WebhookEndpoint, string, error) {
+	return s.Store.ListWebhooks(ctx, accountID, page)
+}
+
+// Update changes the fields req gives. A new URL is checked as a created
+// one is. Turning an endpoint on clears the reason it was off and its
+// failing time, so that it gets its five days again.
+func (s *Webhooks) Update(ctx context.Context, accountID, id string, req *WebhookRequest) (*WebhookEndpoint, error) {
+	e, err := s.Store.Webhook(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	oldURL := e.URL
+	var v Validator
+	req.validate(&v, e, false)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if e.URL != oldURL {
+		if err := s.checkURL(ctx, e.URL); err != nil {
+			return nil, err
+		}
+	}
+	if req.Enabled != nil && *req.Enabled != e.Enabled {
+		e.Enabled = *req.Enabled
+		e.DisabledReason, e.FailingSince = "", nil
+		if !e.Enabled {
+			e.DisabledReason = "turned off through the API"
+		}
+	}
+	e.UpdatedAt = s.Now().UTC()
+	if err := s.Store.UpdateWebhook(ctx, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Delete removes an endpoint, its pending deliveries and its attempts.
+func (s *Webhooks) Delete(ctx context.Context, accountID, id string) error {
+	return s.Store.DeleteWebhook(ctx, accountID, id)
+}
+
+// RotateSecret gives an endpoint a new secret and returns it. The one it
+// replaces keeps signing beside it for WebhookRotationOverlap, so that the
+// consumer can switch without refusing a delivery; rotating again within
+// that time drops the oldest.
+func (s *Webhooks) RotateSecret(ctx context.Context, accountID, id string) (string, *WebhookEndpoint, error) {
+	e, err := s.Store.Webhook(ctx, accountID, id)
+	if err != nil {
+		return "", nil, err
+	}
+	now := s.Now().UTC()
+	until := now.Add(WebhookRotationOverlap)
+	key, secret := NewWebhookSecret()
+	e.PreviousSecretSealed, e.PreviousSecretUntil = e.SecretSealed, &until
+	e.SecretSealed = s.Sealer.Seal(key, []byte(e.ID))
+	e.UpdatedAt = now
+	if err := s.Store.UpdateWebhook(ctx, e); err != nil {
+		return "", nil, err
+	}
+	return secret, e, nil
+}
+
+// SigningKeys returns the keys that sign a delivery to e at now: its
+// secret, and the one it replaced while that still overlaps.
+func (s *Webhooks) SigningKeys(e *WebhookEndpoint, now time.Time) ([][]byte, error) {
+	key, err := s.Sealer.Open(e.SecretSealed, []byte(e.ID))
+	if err != nil {
+		return nil, fmt.Errorf("open the secret of %s (is --secret-key the one it was sealed with?): %w", e.ID, err)
+	}
+	keys := [][]byte{key}
+	if e.PreviousSecretSealed != nil && e.PreviousSecretUntil != nil && now.Before(*e.PreviousSecretUntil) {
+		old, err := s.Sealer.Open(e.PreviousSecretSealed, []byte(e.ID))
+		if err != nil {
+			return nil, fmt.Errorf("open the previous secret of %s: %w", e.ID, err)
+		}
+		keys = append(keys, old)
+	}
+	return keys, nil
+}
+
+// webhookTestData is the data of a webhook.test event.
+type webhookTestData struct {
+	WebhookID string `json:"webhookId"`
+	Message   string `json:"message"`
+}
+
+// Test sends a webhook.test event to one endpoint now, whatever types it
+// subscribes to, and returns the event.
+func (s *Webhooks) Test(ctx context.Context, accountID, id string) (*Event, error) {
+	e, err := s.Store.Webhook(ctx, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Enabled {
+		return nil, Errorf(ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", id)
+	}
+	ev, err := NewEvent(accountID, EventWebhookTest, webhookTestData{WebhookID: id,
+		Message: "A test event from Mailroom: this endpoint receives and verifies deliveries."}, s.Now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.InsertEventFor(ctx, ev, []string{id}); err != nil {
+		return nil, err
+	}
+	s.wake()
+	return ev, nil
+}
+
+// Replay queues a stored event again, with its own id, to every enabled
+// endpoint that subscribes to its type, or to the endpoint named (which
+// must be enabled and subscribe to it). It returns the endpoints.
+func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID string) ([]string, error) {
+	ev, err := s.Store.Event(ctx, accountID, eventID)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	if endpointID != "" {
+		e, err := s.Store.Webhook(ctx, accountID, endpointID)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !e.Enabled:
+			return nil, Errorf(ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", endpointID)
+		case !e.Subscribes(ev.Type) && ev.Type != EventWebhookTest:
+			return nil, Errorf(ECodeInvalidState, "Webhook %s does not subscribe to %s events.", endpointID, ev.Type)
+		}
+		targets = []string{e.ID}
+	} else {
+		all, err := s.allEndpoints(ctx, accountID)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range all {
+			if e.Enabled && e.Subscribes(ev.Type) && ev.Type != EventWebhookTest {
+				targets = append(targets, e.ID)
+			}
+		}
+		if len(targets) == 0 {
+			return nil, Errorf(ECodeInvalidState, "No enabled webhook subscribes to %s events; name one with ?endpoint=wh_….", ev.Type)
+		}
+	}
+	if err := s.Store.AddWebhookDeliveries(ctx, accountID, ev.ID, targets, s.Now().UTC()); err != nil {
+		return nil, err
+	}
+	s.wake()
+	return targets, nil
+}
+
+// allEndpoints reads every endpoint of an account: at most Max, a few pages.
+func (s *Webhooks) allEndpoints(ctx context.Context, accountID string) ([]*WebhookEndpoint, error) {
+	var all []*WebhookEndpoint
+	cursor := ""
+	for {
+		page, next, err := s.Store.ListWebhooks(ctx, accountID, Page{Limit: MaxPageLimit, Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+}
+
+// Attempts lists an endpoint's attempts newest first.
+func (s *Webhooks) Attempts(ctx context.Context, accountID, id string, f WebhookAttemptFilter, page Page) ([]*WebhookAttempt, string, error) {
+	if _, err := s.Store.Webhook(ctx, accountID, id); err != nil {
+		return nil, "", err
+	}
+	return s.Store.ListWebhookAttempts(ctx, accountID, id, f, page)
+}
+
+// Events lists an account's events newest first.
+func (s *Webhooks) Events(ctx context.Context, accountID string, f EventFilter, page Page) ([]*Event, string, error) {
+	return s.Store.ListEvents(ctx, accountID, f, page)
+}
+
+func (s *Webhooks) wake() {
+	if s.Wake != nil {
+		s.Wake()
+	}
+}
