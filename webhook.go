@@ -92,8 +92,11 @@ type WebhookDelivery struct {
 	AccountID  string
 	EndpointID string
 	// Attempts made so far.
-	Attempts   int
-	CreatedAt  time.Time
+	Attempts  int
+	CreatedAt time.Time
+	// DueAt is when the delivery was due before its claim: handing it
+	// back unattempted restores it.
+	DueAt      time.Time
 	ClaimToken string
 	// Event and Endpoint are read with the claim.
 	Event    *Event

@@ -153,6 +153,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 
 	out := make([]mailroom.AcceptOutcome, len(b.ms))
 	var recipientRows, eventRows, tagRows []any
+	var events []*mailroom.Event
 	for i, m := range b.ms {
 		if !inserted[m.ID] {
 			// The key was used before (by an earlier message of this batch,
@@ -179,6 +180,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 			recipientRows = append(recipientRows, m.ID, r.Address, m.AccountID, string(r.Kind), j, string(r.Status),
 				micros(due), dueAt, microsOrNil(r.NextAttemptAt))
 			eventRows = append(eventRows, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt), e.MessageID, e.Recipient)
+			events = append(events, e)
 		}
 		for k, v := range m.Tags {
 			tagRows = append(tagRows, m.ID, m.AccountID, k, v)
@@ -192,6 +194,9 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 	}
 	if err := s.insertRows(ctx, tx, tagInsert, tagRows, nil); err != nil {
 		return nil, s.wrap(err, "insert tags")
+	}
+	if err := s.fanOutMany(ctx, tx, events); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

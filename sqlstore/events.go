@@ -3,28 +3,75 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/mailroom/mailroom"
 )
 
-// insertEvent writes e inside the transaction of the change it describes.
+// insertEvent writes e inside the transaction of the change it describes,
+// with its webhook deliveries (fanOut): the event and its outbox rows
+// commit or roll back together.
 func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
+	if err := s.insertEventOnly(ctx, tx, e); err != nil {
+		return err
+	}
+	return s.fanOut(ctx, tx, e)
+}
+
+// insertEventOnly writes e without deliveries.
+func (s *Store) insertEventOnly(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
 	_, err := s.txExec(ctx, tx, `INSERT INTO events (`+eventColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt),
 		nullString(e.MessageID), nullString(e.Recipient))
 	return s.wrap(err, "insert event")
 }
 
+// Event finds one of an account's events.
+func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Event, error) {
+	e, err := scanEvent(s.readRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, id, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q.", id)
+	}
+	return e, s.wrap(err, "event")
+}
+
 // ListEvents lists an account's events, newest first. Event ids sort by
-// creation time, so the id alone orders and pages them.
+// creation time, so the id alone orders and pages them, and a since bound
+// is an id bound too (the smallest id of its millisecond), which keeps the
+// scan in the index whatever the filter.
 func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
 	after, err := parseCursor(p.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
 	limit := pageLimit(p)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events
-		WHERE account_id = $1 AND ($2 = '' OR id < $2) ORDER BY id DESC LIMIT $3`, accountID, after.id, limit+1)
+	where := []string{"account_id = $1"}
+	args := []any{accountID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if after.id != "" {
+		add("id < ?", after.id)
+	}
+	if f.Type != "" {
+		add("type = ?", f.Type)
+	}
+	if f.MessageID != "" {
+		add("message_id = ?", f.MessageID)
+	}
+	if f.Since != nil {
+		add("id >= ?", firstEventID(*f.Since))
+		add("created_at >= ?", micros(*f.Since))
+	}
+	args = append(args, limit+1)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, "", s.wrap(err, "list events")
 	}
@@ -34,6 +81,14 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	}
 	out, next := trimPage(out, limit, func(x *mailroom.Event) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
 	return out, next, nil
+}
+
+// firstEventID is the smallest event id that NewID can make at t: the
+// ULID of t's millisecond with no entropy.
+func firstEventID(t time.Time) string {
+	var u ulid.ULID
+	_ = u.SetTime(ulid.Timestamp(t)) // fails only past the year 10889
+	return mailroom.PrefixEvent + strings.ToLower(u.String())
 }
 
 const eventColumns = `id, account_id, type, data, created_at, message_id, recipient`

@@ -77,6 +77,13 @@ func (s *Store) ReleaseAllClaims(ctx context.Context) (int, error) {
 			return s.wrap(err, "release claims")
 		}
 		released, _ = res.RowsAffected()
+		// Webhook deliveries' leases would run out by themselves within a
+		// minute; released, they go at once. Any due time at or before
+		// their creation is "due now".
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET claim_token = NULL, claim_node = NULL, due_at = created_at
+			WHERE claim_token IS NOT NULL`); err != nil {
+			return s.wrap(err, "release webhook claims")
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM nodes`)
 		return s.wrap(err, "forget nodes")
 	})

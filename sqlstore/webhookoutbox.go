@@ -1,0 +1,369 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// The webhook outbox: deliveries are written by the transaction of their
+// event (fanOut), leased by ClaimWebhookDeliveries and moved on by
+// RecordWebhookOutcomes (docs/design.md "Webhooks").
+
+// fanOut writes e's deliveries: one per enabled endpoint of its account
+// that subscribes to its type, in one statement that reads the endpoints
+// where they are, so an event costs no round trip more when the account
+// has none. A delivery's id is its event's and endpoint's together: an
+// event reaches an endpoint once, unless it is replayed.
+func (s *Store) fanOut(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
+	bit := eventBit(e.Type)
+	if bit == 0 {
+		return nil
+	}
+	_, err := s.txExec(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
+		SELECT $1 || '.' || id, account_id, id, $1, 0, $3, $3 FROM webhook_endpoints
+		WHERE account_id = $2 AND enabled AND (event_mask & $4) <> 0`, e.ID, e.AccountID, micros(e.CreatedAt), bit)
+	return s.wrap(err, "queue webhook deliveries")
+}
+
+// fanOutMany is fanOut for the many events of an accept: one query finds
+// the enabled endpoints of their accounts (none, mostly), and the
+// deliveries are written with multi-row statements.
+func (s *Store) fanOutMany(ctx context.Context, tx *sql.Tx, events []*mailroom.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	accounts := map[string]bool{}
+	for _, e := range events {
+		accounts[e.AccountID] = true
+	}
+	type endpoint struct {
+		id   string
+		mask int64
+	}
+	byAccount := map[string][]endpoint{}
+	err := s.queryIn(ctx, tx, `SELECT id, account_id, event_mask FROM webhook_endpoints WHERE enabled AND account_id IN `,
+		nil, slices.Sorted(maps.Keys(accounts)), func(rows *sql.Rows) error {
+			var ep endpoint
+			var account string
+			if err := rows.Scan(&ep.id, &account, &ep.mask); err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(byAccount[account], func(x endpoint) bool { return x.id == ep.id }) {
+				byAccount[account] = append(byAccount[account], ep) // the padding repeats the last account
+			}
+			return nil
+		})
+	if err != nil || len(byAccount) == 0 {
+		return s.wrap(err, "find webhook endpoints")
+	}
+	var rows []any
+	for _, e := range events {
+		bit := eventBit(e.Type)
+		for _, ep := range byAccount[e.AccountID] {
+			if ep.mask&bit != 0 {
+				at := micros(e.CreatedAt)
+				rows = append(rows, e.ID+"."+ep.id, e.AccountID, ep.id, e.ID, 0, at, at)
+			}
+		}
+	}
+	return s.wrap(s.insertRows(ctx, tx, deliveryInsert, rows, nil), "queue webhook deliveries")
+}
+
+var deliveryInsert = multiInsert{
+	head:  `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at) VALUES `,
+	width: 7,
+}
+
+// InsertEventFor writes e with a delivery to each endpoint named, and no
+// others (a webhook.test event).
+func (s *Store) InsertEventFor(ctx context.Context, e *mailroom.Event, endpointIDs []string) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := s.insertEventOnly(ctx, tx, e); err != nil {
+			return err
+		}
+		return s.addDeliveries(ctx, tx, e.AccountID, e.ID, endpointIDs, e.CreatedAt)
+	})
+}
+
+// AddWebhookDeliveries queues a stored event again to the endpoints named
+// (a replay): new deliveries with ids of their own, beside any still
+// pending.
+func (s *Store) AddWebhookDeliveries(ctx context.Context, accountID, eventID string, endpointIDs []string, now time.Time) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		return s.addDeliveries(ctx, tx, accountID, eventID, endpointIDs, now)
+	})
+}
+
+// addDeliveries queues eventID to each endpoint named that is still the
+// account's (at most the account's few endpoints: one statement each).
+func (s *Store) addDeliveries(ctx context.Context, tx *sql.Tx, accountID, eventID string, endpointIDs []string, now time.Time) error {
+	for _, id := range endpointIDs {
+		res, err := s.txExec(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
+			SELECT $1, account_id, id, $2, 0, $3, $3 FROM webhook_endpoints WHERE id = $4 AND account_id = $5`,
+			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID)
+		if err != nil {
+			return s.wrap(err, "queue webhook deliveries")
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		}
+	}
+	return nil
+}
+
+// ClaimWebhookDeliveries leases due deliveries: their due_at moves to the
+// lease's end under a new token, so that a delivery whose node dies is due
+// again when the lease runs out, and an outcome recorded under an older
+// token changes nothing. On PostgreSQL the rows are locked with SKIP LOCKED,
+// so nodes claim side by side without taking the same delivery twice.
+// Deliveries whose event has expired, or whose endpoint was turned off,
+// are removed rather than returned.
+func (s *Store) ClaimWebhookDeliveries(ctx context.Context, c mailroom.WebhookClaim) ([]*mailroom.WebhookDelivery, error) {
+	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
+	cond := `due_at <= $1`
+	args := []any{micros(c.Now), c.Limit}
+	for _, id := range c.SkipEndpoints {
+		args = append(args, id)
+	}
+	if len(c.SkipEndpoints) > 0 {
+		cond += ` AND endpoint_id NOT IN (` + placeholders(3, len(c.SkipEndpoints)) + `)`
+	}
+	var out []*mailroom.WebhookDelivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		out = nil
+		// The texts vary with the number of ids: not kept prepared.
+		rows, err := tx.QueryContext(ctx, `SELECT id, endpoint_id, due_at FROM webhook_deliveries WHERE `+cond+
+			` ORDER BY due_at LIMIT $2`+s.engine.SkipLocked, args...)
+		if err != nil {
+			return s.wrap(err, "claim webhook deliveries")
+		}
+		perEndpoint, dueBefore := map[string]int{}, map[string]int64{}
+		var ids []any
+		err = eachOf(rows, func(r scanner) error {
+			var id, endpoint string
+			var due int64
+			if err := r.Scan(&id, &endpoint, &due); err != nil {
+				return err
+			}
+			if perEndpoint[endpoint]++; c.PerEndpoint == 0 || perEndpoint[endpoint] <= c.PerEndpoint {
+				ids, dueBefore[id] = append(ids, id), due
+			}
+			return nil
+		})
+		if err != nil || len(ids) == 0 {
+			return s.wrap(err, "claim webhook deliveries")
+		}
+		claimArgs := append([]any{token, c.Node, micros(c.Now.Add(c.Lease)), micros(c.Now)}, ids...)
+		in := placeholders(5, len(ids))
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET claim_token = $1, claim_node = $2, due_at = $3
+			WHERE due_at <= $4 AND id IN (`+in+`)`, claimArgs...); err != nil {
+			return s.wrap(err, "claim webhook deliveries")
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT d.id, d.account_id, d.endpoint_id, d.attempts, d.created_at,
+			e.id, e.account_id, e.type, e.data, e.created_at, e.message_id, e.recipient,
+			`+qualified("w", webhookColumns)+`
+			FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.id = d.event_id
+			WHERE d.claim_token = $1 AND d.id IN (`+placeholders(2, len(ids))+`)`, append([]any{token}, ids...)...)
+		if err != nil {
+			return s.wrap(err, "read claimed webhook deliveries")
+		}
+		var gone []string
+		for rows.Next() {
+			d, ok, err := scanClaimed(rows)
+			if err != nil {
+				rows.Close()
+				return s.wrap(err, "read claimed webhook deliveries")
+			}
+			if !ok {
+				gone = append(gone, d.ID)
+				continue
+			}
+			d.ClaimToken, d.DueAt = token, fromMicros(dueBefore[d.ID])
+			out = append(out, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return s.wrap(err, "read claimed webhook deliveries")
+		}
+		for _, id := range gone {
+			if _, err := s.txExec(ctx, tx, `DELETE FROM webhook_deliveries WHERE id = $1`, id); err != nil {
+				return s.wrap(err, "drop an orphaned webhook delivery")
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scanClaimed reads a claimed delivery with its event and endpoint; ok is
+// false when the event is gone (retention) or the endpoint is off.
+func scanClaimed(rows *sql.Rows) (*mailroom.WebhookDelivery, bool, error) {
+	d := &mailroom.WebhookDelivery{}
+	var created int64
+	var evID, evAccount, evType, evData sql.NullString
+	var evCreated sql.NullInt64
+	var evMessage, evRecipient sql.NullString
+	w := &mailroom.WebhookEndpoint{}
+	var events string
+	var prevUntil, failing sql.NullInt64
+	var wCreated, wUpdated int64
+	err := rows.Scan(&d.ID, &d.AccountID, &d.EndpointID, &d.Attempts, &created,
+		&evID, &evAccount, &evType, &evData, &evCreated, &evMessage, &evRecipient,
+		&w.ID, &w.AccountID, &w.URL, &w.Description, &events, &w.Enabled, &w.DisabledReason,
+		&w.SecretSealed, &w.PreviousSecretSealed, &prevUntil, &failing, &wCreated, &wUpdated)
+	if err != nil {
+		return nil, false, err
+	}
+	d.CreatedAt = fromMicros(created)
+	if !evID.Valid || !w.Enabled {
+		return d, false, nil
+	}
+	d.Event = &mailroom.Event{ID: evID.String, AccountID: evAccount.String, Type: evType.String, Data: []byte(evData.String),
+		CreatedAt: fromMicros(evCreated.Int64), MessageID: evMessage.String, Recipient: evRecipient.String}
+	w.PreviousSecretUntil, w.FailingSince = fromNullMicros(prevUntil), fromNullMicros(failing)
+	w.CreatedAt, w.UpdatedAt = fromMicros(wCreated), fromMicros(wUpdated)
+	d.Endpoint = w
+	return d, true, nil
+}
+
+// webhookDisabledReason is what an endpoint that failed for
+// mailroom.WebhookDisableAfter shows.
+const webhookDisabledReason = "Disabled automatically: every delivery attempt failed for 5 days. Fix the endpoint, then PATCH it with \"enabled\": true."
+
+// RecordWebhookOutcomes logs attempts and moves their deliveries on, in a
+// transaction shared with other writes (group commit), so that a fast
+// endpoint's many small outcomes do not each pay a commit.
+func (s *Store) RecordWebhookOutcomes(ctx context.Context, outcomes []*mailroom.WebhookOutcome, disableBefore time.Time) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var attemptRows []any
+		succeeded, failedAt := map[string]bool{}, map[string]time.Time{}
+		for _, o := range outcomes {
+			d, a := o.Delivery, o.Attempt
+			var res sql.Result
+			var err error
+			if a.NextAttemptAt == nil {
+				res, err = s.txExec(ctx, tx, `DELETE FROM webhook_deliveries WHERE id = $1 AND claim_token = $2`, d.ID, d.ClaimToken)
+			} else {
+				res, err = s.txExec(ctx, tx, `UPDATE webhook_deliveries SET attempts = $3, due_at = $4, claim_token = NULL, claim_node = NULL
+					WHERE id = $1 AND claim_token = $2`, d.ID, d.ClaimToken, a.Attempt, micros(*a.NextAttemptAt))
+			}
+			if err != nil {
+				return s.wrap(err, "record webhook attempt")
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // the lease ran out and another claim took the delivery
+			}
+			var code any
+			if a.StatusCode != 0 {
+				code = a.StatusCode
+			}
+			attemptRows = append(attemptRows, a.ID, d.AccountID, d.EndpointID, d.ID, a.EventID, a.EventType, a.Attempt,
+				string(a.Status), code, a.Error, a.Duration.Microseconds(), a.ResponseBody, micros(a.CreatedAt), microsOrNil(a.NextAttemptAt))
+			if a.Status == mailroom.WebhookAttemptSucceeded {
+				succeeded[d.EndpointID] = true
+			} else if t, ok := failedAt[d.EndpointID]; !ok || a.CreatedAt.Before(t) {
+				failedAt[d.EndpointID] = a.CreatedAt
+			}
+		}
+		if err := s.insertRows(ctx, tx, attemptInsert, attemptRows, nil); err != nil {
+			return s.wrap(err, "log webhook attempts")
+		}
+		return s.trackFailures(ctx, tx, succeeded, failedAt, disableBefore)
+	})
+}
+
+// trackFailures keeps each endpoint's failing time: cleared by a success,
+// started by the first failure after one. An endpoint failing since
+// disableBefore is turned off and its pending deliveries dropped. The
+// statements change rows only when the state changes, so that a healthy
+// endpoint's outcomes lock nothing of it.
+func (s *Store) trackFailures(ctx context.Context, tx *sql.Tx, succeeded map[string]bool, failedAt map[string]time.Time, disableBefore time.Time) error {
+	for _, id := range slices.Sorted(maps.Keys(succeeded)) {
+		if _, err := s.txExec(ctx, tx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, id); err != nil {
+			return s.wrap(err, "webhook failing time")
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(failedAt)) {
+		if succeeded[id] {
+			continue
+		}
+		if _, err := s.txExec(ctx, tx, `UPDATE webhook_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL`,
+			id, micros(failedAt[id])); err != nil {
+			return s.wrap(err, "webhook failing time")
+		}
+		res, err := s.txExec(ctx, tx, `UPDATE webhook_endpoints SET enabled = $3, disabled_reason = $4
+			WHERE id = $1 AND enabled AND failing_since <= $2`, id, micros(disableBefore), false, webhookDisabledReason)
+		if err != nil {
+			return s.wrap(err, "disable a failing webhook")
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			if _, err := s.txExec(ctx, tx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, id); err != nil {
+				return s.wrap(err, "drop deliveries of a disabled webhook")
+			}
+		}
+	}
+	return nil
+}
+
+var attemptInsert = multiInsert{
+	head: `INSERT INTO webhook_attempts (id, account_id, endpoint_id, delivery_id, event_id, event_type, attempt,
+		status, status_code, error, duration_us, response_body, created_at, next_attempt_at) VALUES `,
+	width: 14,
+}
+
+// ReleaseWebhookClaims hands deliveries back unattempted, due when they
+// were before the claim.
+func (s *Store) ReleaseWebhookClaims(ctx context.Context, deliveries []*mailroom.WebhookDelivery) error {
+	if len(deliveries) == 0 {
+		return nil
+	}
+	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, d := range deliveries {
+			if _, err := s.txExec(ctx, tx, `UPDATE webhook_deliveries SET claim_token = NULL, claim_node = NULL, due_at = $3
+				WHERE id = $1 AND claim_token = $2`, d.ID, d.ClaimToken, micros(d.DueAt)); err != nil {
+				return s.wrap(err, "release webhook claim")
+			}
+		}
+		return nil
+	})
+}
+
+// WebhookBacklog counts the deliveries not yet made and finds the oldest.
+func (s *Store) WebhookBacklog(ctx context.Context) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := s.readRow(ctx, `SELECT count(*), min(created_at) FROM webhook_deliveries`).Scan(&n, &oldest)
+	if err != nil || !oldest.Valid {
+		return n, time.Time{}, s.wrap(err, "webhook backlog")
+	}
+	return n, fromMicros(oldest.Int64), nil
+}
+
+// qualified prefixes each column of a list with a table's alias.
+func qualified(alias, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// eachOf passes each row to scan and closes rows.
+func eachOf(rows *sql.Rows, scan func(scanner) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
