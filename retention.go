@@ -6,14 +6,17 @@ import (
 	"time"
 )
 
-// Retention removes messages, their content and timelines once they are
-// older than Period (docs/api.md "Sending": the log entry and its idempotency key live
+// Retention removes messages, their content and timelines, and the
+// webhook log, once they are older than Period (docs/api.md "Sending": the log entry and its idempotency key live
 // as long as each other).
 type Retention struct {
-	Store  MessageStore
-	Period time.Duration
-	Now    func() time.Time
-	Log    *slog.Logger
+	Store MessageStore
+	// Webhooks, when set, loses its attempts, deliveries and the events of
+	// no message (domains', tests') by the same period.
+	Webhooks WebhookStore
+	Period   time.Duration
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // RunOnce deletes what has expired, in batches, and says how much.
@@ -23,10 +26,21 @@ func (r *Retention) RunOnce(ctx context.Context) (int, error) {
 	for {
 		n, err := r.Store.DeleteExpiredMessages(ctx, cutoff, 500)
 		total += n
-		if err != nil || n < 500 {
+		if err != nil {
+			return total, err
+		}
+		if n < 500 {
+			break
+		}
+	}
+	for r.Webhooks != nil {
+		n, err := r.Webhooks.DeleteExpiredWebhookData(ctx, cutoff, 500)
+		total += n
+		if err != nil || n == 0 {
 			return total, err
 		}
 	}
+	return total, nil
 }
 
 // Run deletes expired messages every interval until ctx ends.

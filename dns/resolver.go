@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,23 @@ func (r *Resolver) LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr,
 		return nil, res6.err
 	}
 	return nil, notFound(host, r.Server)
+}
+
+// LookupNetIP is LookupIPAddr as netip addresses (the netguard.Resolver
+// of webhook URLs); network is ignored: both families are looked up, since
+// the dialer may use either.
+func (r *Resolver) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr, error) {
+	addrs, err := r.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }
 
 // LookupAddr returns the names of addr from its PTR records (RFC 1035

@@ -4,7 +4,9 @@
 // once the log shows nothing left queued or deferred, delivered messages
 // per second. With -batch N each request is one POST /v1/send/batch of N
 // such messages, and it reports accepted messages per second, batches per
-// second and batch latency percentiles instead. scripts/bench starts a
+// second and batch latency percentiles instead. With -webhooks a local
+// receiver subscribed to email.queued reports events delivered per second
+// and the lag from each event to its arrival. scripts/bench starts a
 // server and an SMTP sink and runs it.
 package main
 
@@ -44,6 +46,7 @@ func main() {
 	concurrency := flag.Int("c", 64, "concurrent clients")
 	batch := flag.Int("batch", 0, "messages per request to POST /v1/send/batch (the last one may hold fewer); 0 sends one message per request to POST /v1/send")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for delivery to finish; 0 does not wait (an API-only node)")
+	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
 	flag.Parse()
 	if *n < 0 || *concurrency < 1 || *batch < 0 {
 		fail("-n must be at least 0, -c at least 1, -batch at least 0")
@@ -80,6 +83,12 @@ func main() {
 	var firstErr sync.Once    // says what the first failure was, on stderr
 	report := func(format string, args ...any) {
 		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "mailroom-load: first failure: "+format+"\n", args...) })
+	}
+	var sink *webhookSink
+	var endpoint string
+	if *webhooks {
+		sink = startWebhookSink()
+		endpoint = sink.createEndpoint(client, *url, *key)
 	}
 	latencies := make([][]time.Duration, *concurrency)
 	start := time.Now()
@@ -184,6 +193,9 @@ func main() {
 		}
 	}
 
+	if sink != nil {
+		sink.report(client, *url, *key, endpoint, ok, start, max(*wait, time.Minute))
+	}
 	if *wait == 0 {
 		return
 	}

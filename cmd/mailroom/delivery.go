@@ -100,6 +100,6 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 		scheduled: &mailroom.ScheduledSends{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		deliverer: deliverer,
 		messages:  &mailroom.MessageLog{Store: store, Signer: signer},
-		retention: &mailroom.Retention{Store: store, Period: f.retention, Now: time.Now, Log: log},
+		retention: &mailroom.Retention{Store: store, Webhooks: store, Period: f.retention, Now: time.Now, Log: log},
 	}, nil
 }

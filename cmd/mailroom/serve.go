@@ -23,6 +23,7 @@ import (
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/tlscert"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // serveConfig holds the flags of `mailroom serve` (docs/api.md "Command line").
@@ -30,6 +31,7 @@ type serveConfig struct {
 	storageFlags
 	domainFlags
 	deliveryFlags
+	webhookFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -55,6 +57,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.storageFlags.register(fs)
 	c.domainFlags.register(fs)
 	c.deliveryFlags.register(fs)
+	c.webhookFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -79,6 +82,10 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 		if c.dev {
 			c.listen = defaultDevListen
 		}
+	}
+	if c.dev {
+		// A developer's receiver runs on the same machine, over http.
+		c.webhookFlags.allowPrivate = true
 	}
 	log, err := newLogger(c.logFormat, c.dev, stderr)
 	if err != nil {
@@ -137,6 +144,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates}
 	svc.sender.Templates = templates
+	hooks, err := c.webhookFlags.services(store, seal, resolver, node.ID, log)
+	if err != nil {
+		return err
+	}
+	// An accept writes email.queued events: both workers have work.
+	queued := svc.sender.Queued
+	svc.sender.Queued = func() { queued(); hooks.dispatcher.Wake() }
 
 	cert, certNote, err := c.certificate()
 	if err != nil {
@@ -153,6 +167,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	svc.deliverer.Observe = deliveryMetrics(registry)
+	hooks.dispatcher.Observe = webhook.Metrics(registry, store, log)
 	limiter := newRateLimiter(ctx, store, registry, log)
 
 	// Each heartbeat tells the rate limiter how many nodes share the
@@ -177,11 +192,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	// HTTPS server failing), and drains.
 	deliveryCtx, stopDelivery := context.WithCancel(ctx)
 	defer stopDelivery()
-	deliveryDone := make(chan struct{})
+	deliveryDone, webhooksDone := make(chan struct{}), make(chan struct{})
 	if svc.deliverer.MaxMessages > 0 {
 		go func() { svc.deliverer.Run(deliveryCtx); close(deliveryDone) }()
+		go func() { hooks.dispatcher.Run(deliveryCtx); close(webhooksDone) }()
 	} else {
 		close(deliveryDone)
+		close(webhooksDone)
 	}
 
 	api := &mhttp.Server{
@@ -192,6 +209,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Templates:    templates,
 		Messages:     svc.messages,
 		Scheduled:    svc.scheduled,
+		Webhooks:     hooks.api,
 		Suppressions: newSuppressions(store),
 		Limiter:      limiter,
 		Log:          log,
@@ -229,8 +247,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		err = fmt.Errorf("HTTPS server: %w", err)
 		stopDelivery()
 		<-deliveryDone
+		<-webhooksDone
 	case <-ctx.Done():
 		err = drain(srv, deliveryDone, log)
+		<-webhooksDone
 	}
 	if metricsSrv != nil {
 		_ = metricsSrv.Close()

@@ -34,3 +34,18 @@ func versionCommand(_ context.Context, c *command, args []string, stdout, stderr
 	fmt.Fprintln(stdout, versionString())
 	return nil
 }
+
+// shortVersion is the version alone, as a product token can carry it
+// (User-Agent: Mailroom-Webhooks/<version>): "dev" for a build without one.
+func shortVersion() string {
+	v := version
+	if v == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	if v == "" {
+		v = "dev"
+	}
+	return v
+}
