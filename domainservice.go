@@ -109,7 +109,7 @@ func (s *Domains) check(ctx context.Context, d *Domain) error {
 	now := s.Now().UTC()
 	var event *Event
 	if typ := ApplyDomainCheck(d, result.Records, result.Indeterminate, now); typ != "" {
-		event, err = NewEvent(d.AccountID, typ, domainEventData{Domain: d.Name, Status: d.Status, Records: d.Records}, now)
+		event, err = NewEvent(d.AccountID, typ, newDomainEventData(d), now)
 		if err != nil {
 			return err
 		}
@@ -117,11 +117,29 @@ func (s *Domains) check(ctx context.Context, d *Domain) error {
 	return s.Store.SaveDomainCheck(ctx, d, event)
 }
 
-// domainEventData is the "data" of a domain.* event.
+// domainEventData is the "data" of a domain.* event: the domain's status
+// and each record's, without the values (GET /v1/domains/{domain} has
+// them): a webhook tells what changed, not the whole configuration.
 type domainEventData struct {
-	Domain  string       `json:"domain"`
-	Status  DomainStatus `json:"status"`
-	Records []DNSRecord  `json:"records"`
+	Domain  string            `json:"domain"`
+	Status  DomainStatus      `json:"status"`
+	Records []recordEventData `json:"records"`
+}
+
+type recordEventData struct {
+	Purpose RecordPurpose `json:"purpose"`
+	Type    string        `json:"type"`
+	Name    string        `json:"name"`
+	Status  RecordStatus  `json:"status"`
+	Problem string        `json:"problem,omitempty"`
+}
+
+func newDomainEventData(d *Domain) domainEventData {
+	out := domainEventData{Domain: d.Name, Status: d.Status, Records: make([]recordEventData, len(d.Records))}
+	for i, r := range d.Records {
+		out.Records[i] = recordEventData{Purpose: r.Purpose, Type: r.Type, Name: r.Name, Status: r.Status, Problem: r.Problem}
+	}
+	return out
 }
 
 // Re-check batching: a node claims this many due domains at a time and

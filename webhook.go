@@ -75,6 +75,12 @@ func (e *WebhookEndpoint) Subscribes(typ string) bool {
 	return slices.Contains(e.Events, AllEventTypes) || slices.Contains(e.Events, typ)
 }
 
+// PreviousSecretSigns says whether the secret a rotation replaced still
+// signs beside the current one at now.
+func (e *WebhookEndpoint) PreviousSecretSigns(now time.Time) bool {
+	return e.PreviousSecretSealed != nil && e.PreviousSecretUntil != nil && now.Before(*e.PreviousSecretUntil)
+}
+
 // WebhookAttemptStatus is the outcome of one attempt.
 type WebhookAttemptStatus string
 

@@ -140,7 +140,7 @@ func (s *Webhooks) SigningKeys(e *WebhookEndpoint, now time.Time) ([][]byte, err
 		return nil, fmt.Errorf("open the secret of %s (is --secret-key the one it was sealed with?): %w", e.ID, err)
 	}
 	keys := [][]byte{key}
-	if e.PreviousSecretSealed != nil && e.PreviousSecretUntil != nil && now.Before(*e.PreviousSecretUntil) {
+	if e.PreviousSecretSigns(now) {
 		old, err := s.Sealer.Open(e.PreviousSecretSealed, []byte(e.ID))
 		if err != nil {
 			return nil, fmt.Errorf("open the previous secret of %s: %w", e.ID, err)
@@ -199,13 +199,15 @@ func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID st
 			return nil, Errorf(ECodeInvalidState, "Webhook %s does not subscribe to %s events.", endpointID, ev.Type)
 		}
 		targets = []string{e.ID}
+	} else if ev.Type == EventWebhookTest {
+		return nil, Errorf(ECodeInvalidState, "A webhook.test event is replayed only to an endpoint you name: ?endpoint=wh_….")
 	} else {
 		all, err := s.allEndpoints(ctx, accountID)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range all {
-			if e.Enabled && e.Subscribes(ev.Type) && ev.Type != EventWebhookTest {
+			if e.Enabled && e.Subscribes(ev.Type) {
 				targets = append(targets, e.ID)
 			}
 		}

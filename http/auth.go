@@ -22,6 +22,13 @@ func keyFrom(ctx context.Context) *mailroom.APIKey {
 // the query string or a cookie would end up in proxy logs and browser
 // history, so those are not accepted.
 func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
+	return s.authedEither(scope, scope, next)
+}
+
+// authedEither is authed for a route that either of two scopes opens:
+// GET /v1/events serves the sender (the log's events) and the webhook
+// consumer catching up (docs/api.md "Webhooks and events").
+func (s *Server) authedEither(scope, or mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r, release := withBudget(r, s.storageBudget())
 		defer release()
@@ -39,12 +46,24 @@ func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.Handle
 		if !s.admit(w, r, key.AccountID) {
 			return
 		}
-		if err := mailroom.RequireScope(key, scope); err != nil {
+		if err := requireEither(key, scope, or); err != nil {
 			writeError(w, r, err)
 			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), keyContextKey{}, key)))
 	}
+}
+
+// requireEither is mailroom.RequireScope for a route that either of two
+// scopes opens.
+func requireEither(key *mailroom.APIKey, scope, or mailroom.Scope) error {
+	switch err := mailroom.RequireScope(key, scope); {
+	case err == nil, or == scope:
+		return err
+	case mailroom.RequireScope(key, or) == nil:
+		return nil
+	}
+	return mailroom.Errorf(mailroom.ECodeInsufficientScope, "This API key lacks the %q or the %q scope.", scope, or)
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer" header (RFC

@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom/mailroom/dns/dnstest"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/mustache"
+	"github.com/mailroom/mailroom/netguard"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
@@ -117,6 +118,19 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
+	// Webhook URLs are checked as the service checks them by default (no
+	// private targets), with names resolved by the test's DNS server.
+	webhookResolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, world.Addr())
+	}}
+	srv.Webhooks = &mailroom.Webhooks{
+		Store:  store,
+		Sealer: seal,
+		CheckURL: func(ctx context.Context, url string) error {
+			return netguard.CheckURL(ctx, webhookResolver, url, false)
+		},
+		Now: clk.Now,
+	}
 	for _, o := range opts {
 		o(srv, deliverer)
 	}

@@ -34,6 +34,7 @@ const (
 	scopeSuppressions = "suppressions"
 	scopeTemplates    = "templates"
 	scopeScheduled    = "scheduled"
+	scopeWebhooks     = "webhooks"
 )
 
 // pageParams reads ?limit= (1..100, default 20) and ?cursor=, which must

@@ -76,6 +76,23 @@ func (s *Server) routes() http.Handler {
 		"DELETE": s.authed(mailroom.ScopeSend, s.deleteSuppression),
 	})
 
+	handle("/v1/webhooks", methods{
+		"GET":  s.authed(mailroom.ScopeWebhooks, s.listWebhooks),
+		"POST": s.authed(mailroom.ScopeWebhooks, s.createWebhook),
+	})
+	handle("/v1/webhooks/{id}", methods{
+		"GET":    s.authed(mailroom.ScopeWebhooks, s.getWebhook),
+		"PATCH":  s.authed(mailroom.ScopeWebhooks, s.updateWebhook),
+		"DELETE": s.authed(mailroom.ScopeWebhooks, s.deleteWebhook),
+	})
+	handle("/v1/webhooks/{id}/rotate-secret", methods{"POST": s.authed(mailroom.ScopeWebhooks, s.rotateWebhookSecret)})
+	handle("/v1/webhooks/{id}/deliveries", methods{"GET": s.authed(mailroom.ScopeWebhooks, s.listWebhookAttempts)})
+	handle("/v1/webhooks/{id}/test", methods{"POST": s.authed(mailroom.ScopeWebhooks, s.testWebhook)})
+	// The events are the log's as much as the webhooks': a sender reads
+	// them with its send key, a consumer catching up with its webhooks key.
+	handle("/v1/events", methods{"GET": s.authedEither(mailroom.ScopeSend, mailroom.ScopeWebhooks, s.listEvents)})
+	handle("/v1/events/{eventId}/replay", methods{"POST": s.authed(mailroom.ScopeWebhooks, s.replayEvent)})
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})

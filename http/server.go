@@ -30,6 +30,9 @@ type Server struct {
 	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *mailroom.Suppressions
+	// Webhooks serves webhook endpoints and the events list (docs/api.md
+	// "Webhooks and events").
+	Webhooks *mailroom.Webhooks
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// Limiter enforces each account's request rate (docs/api.md "Limits"); nil lets

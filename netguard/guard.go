@@ -51,33 +51,36 @@ var ErrRefused = errors.New("address not allowed")
 // fe80::/10), multicast, unspecified and the ranges of refused are not,
 // nor any of them written as an IPv4-mapped IPv6 address (::ffff:127.0.0.1).
 func CheckAddr(a netip.Addr) error {
+	if what := refusal(a); what != "" {
+		return fmt.Errorf("%s is %s: %w", a, what, ErrRefused)
+	}
+	return nil
+}
+
+// refusal says what kind of address a is when CheckAddr refuses it, and
+// is empty when it does not.
+func refusal(a netip.Addr) string {
 	a = a.Unmap()
-	what := ""
 	switch {
 	case !a.IsValid():
-		what = "not an address"
+		return "not an address"
 	case a.IsLoopback():
-		what = "a loopback address"
+		return "a loopback address"
 	case a.IsPrivate():
-		what = "a private address"
+		return "a private address"
 	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		what = "a link-local address"
+		return "a link-local address"
 	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		what = "a multicast address"
+		return "a multicast address"
 	case a.IsUnspecified():
-		what = "the unspecified address"
-	default:
-		for _, p := range refused {
-			if p.Contains(a) {
-				what = "a reserved address (" + p.String() + ")"
-				break
-			}
+		return "the unspecified address"
+	}
+	for _, p := range refused {
+		if p.Contains(a) {
+			return "a reserved address (" + p.String() + ")"
 		}
 	}
-	if what == "" {
-		return nil
-	}
-	return fmt.Errorf("%s is %s: %w", a, what, ErrRefused)
+	return ""
 }
 
 // Control is a net.Dialer Control hook that refuses to connect to an
@@ -131,8 +134,8 @@ func CheckURL(ctx context.Context, r Resolver, raw string, allowPrivate bool) er
 		return fmt.Errorf("has a host, %s, that does not resolve", host)
 	}
 	for _, a := range addrs {
-		if err := CheckAddr(a); err != nil {
-			return fmt.Errorf("has a host, %s, that resolves to %s; the service only calls public addresses", host, strings.TrimSuffix(err.Error(), ": "+ErrRefused.Error()))
+		if what := refusal(a); what != "" {
+			return fmt.Errorf("has a host, %s, that resolves to %s, %s; the service only calls public addresses", host, a, what)
 		}
 	}
 	return nil

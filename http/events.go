@@ -1,0 +1,127 @@
+package http
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// accountEventJSON is an event as GET /v1/events lists it (docs/api.md
+// "Webhooks and events"): data is what a webhook delivery of it carries.
+type accountEventJSON struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"createdAt"`
+	MessageID string          `json:"messageId,omitempty"`
+	Recipient string          `json:"recipient,omitempty"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func toAccountEventJSON(e *mailroom.Event) accountEventJSON {
+	out := accountEventJSON{ID: e.ID, Type: e.Type, CreatedAt: timestamp(e.CreatedAt), MessageID: e.MessageID,
+		Recipient: e.Recipient, Data: e.Data}
+	if len(out.Data) == 0 {
+		out.Data = json.RawMessage("{}")
+	}
+	return out
+}
+
+// replayJSON answers a replay: the event, and the endpoints it is queued
+// to again.
+type replayJSON struct {
+	EventID   string   `json:"eventId"`
+	Endpoints []string `json:"endpoints"`
+}
+
+// listEvents: GET /v1/events, the account's events newest first, so that
+// a consumer that was down can catch up. Its cursors are bound to the
+// filters.
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
+	f, err := eventFilter(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	scope := eventsCursorScope(f)
+	page, err := pageParams(r, scope)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	evs, next, err := s.Webhooks.Events(r.Context(), keyFrom(r.Context()).AccountID, f, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]accountEventJSON, len(evs))
+	for i, e := range evs {
+		out[i] = toAccountEventJSON(e)
+	}
+	writeJSON(w, http.StatusOK, newList(out, scope, next))
+}
+
+// eventFilter reads and checks ?type=, ?messageId= and ?since=. A value no
+// event can have is refused rather than matching nothing, silently.
+func eventFilter(r *http.Request) (mailroom.EventFilter, error) {
+	if err := onceEach(r, "type", "messageId", "since"); err != nil {
+		return mailroom.EventFilter{}, err
+	}
+	q := r.URL.Query()
+	f := mailroom.EventFilter{Type: q.Get("type"), MessageID: q.Get("messageId")}
+	var v mailroom.Validator
+	if f.Type != "" && !mailroom.IsEventType(f.Type) {
+		v.Add("type", "%q is not an event type; the types are %s", mailroom.Excerpt(f.Type, 64), strings.Join(mailroom.EventTypes, ", "))
+	}
+	if f.MessageID != "" && !isID(f.MessageID, mailroom.PrefixMessage) {
+		v.Add("messageId", "must be a message id (msg_ and 26 letters and digits)")
+	}
+	if raw := q.Get("since"); raw != "" {
+		t, err := time.Parse(time.RFC3339, raw)
+		if err != nil {
+			v.Add("since", "must be an RFC 3339 time, such as 2026-11-22T10:00:00Z")
+		} else {
+			f.Since = &t
+		}
+	}
+	return f, v.Err()
+}
+
+// eventsCursorScope binds a cursor of GET /v1/events to its filters.
+func eventsCursorScope(f mailroom.EventFilter) string {
+	scope := "events\x00type=" + f.Type + "\x00messageId=" + f.MessageID
+	if f.Since != nil {
+		scope += "\x00since=" + f.Since.UTC().Format(time.RFC3339Nano)
+	}
+	return scope
+}
+
+// replayEvent: POST /v1/events/{eventId}/replay queues the event again,
+// with its own id, to every enabled endpoint subscribed to its type, or
+// to the one ?endpoint= names; 202 with the endpoints.
+func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("eventId")
+	if !isID(id, mailroom.PrefixEvent) {
+		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q in this account.", mailroom.Excerpt(id, 64)))
+		return
+	}
+	if err := onceEach(r, "endpoint"); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	endpoint := r.URL.Query().Get("endpoint")
+	if endpoint != "" && !isID(endpoint, mailroom.PrefixWebhook) {
+		var v mailroom.Validator
+		v.Add("endpoint", "must be a webhook id (wh_ and 26 letters and digits)")
+		writeError(w, r, v.Err())
+		return
+	}
+	targets, err := s.Webhooks.Replay(r.Context(), keyFrom(r.Context()).AccountID, id, endpoint)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, replayJSON{EventID: id, Endpoints: targets})
+}

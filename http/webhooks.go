@@ -1,0 +1,286 @@
+package http
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+// webhookJSON is an endpoint as the API shows it (docs/api.md "Webhooks
+// and events"): never its secret, which only the create and a rotation
+// show.
+type webhookJSON struct {
+	ID          string   `json:"id"`
+	URL         string   `json:"url"`
+	Description string   `json:"description"`
+	Events      []string `json:"events"`
+	Enabled     bool     `json:"enabled"`
+	// DisabledReason says why a disabled endpoint is off; null when on.
+	DisabledReason *string `json:"disabledReason"`
+	CreatedAt      string  `json:"createdAt"`
+	UpdatedAt      string  `json:"updatedAt"`
+	// SecretRotation is there while the secret a rotation replaced still
+	// signs beside the new one.
+	SecretRotation *secretRotationJSON `json:"secretRotation,omitempty"`
+}
+
+type secretRotationJSON struct {
+	PreviousSecretExpiresAt string `json:"previousSecretExpiresAt"`
+}
+
+// webhookCreatedJSON answers a create: the endpoint and, this once, its
+// secret.
+type webhookCreatedJSON struct {
+	webhookJSON
+	Secret string `json:"secret"`
+}
+
+// rotatedSecretJSON answers a rotation: the new secret, shown this once,
+// and until when the one it replaced keeps signing.
+type rotatedSecretJSON struct {
+	Secret                  string `json:"secret"`
+	PreviousSecretExpiresAt string `json:"previousSecretExpiresAt"`
+}
+
+// toWebhookJSON shows e as it stands at now.
+func toWebhookJSON(e *mailroom.WebhookEndpoint, now time.Time) webhookJSON {
+	out := webhookJSON{
+		ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
+		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt),
+	}
+	if out.Events == nil {
+		out.Events = []string{}
+	}
+	if !e.Enabled {
+		reason := e.DisabledReason
+		if reason == "" {
+			reason = "disabled"
+		}
+		out.DisabledReason = &reason
+	}
+	// The same rule as mailroom.Webhooks.SigningKeys: the previous secret
+	// signs until PreviousSecretUntil.
+	if e.PreviousSecretSigns(now) {
+		out.SecretRotation = &secretRotationJSON{PreviousSecretExpiresAt: timestamp(*e.PreviousSecretUntil)}
+	}
+	return out
+}
+
+// webhookAttemptJSON is one attempt of GET /v1/webhooks/{id}/deliveries.
+type webhookAttemptJSON struct {
+	ID           string  `json:"id"`
+	EventID      string  `json:"eventId"`
+	Type         string  `json:"type"`
+	Attempt      int     `json:"attempt"`
+	Status       string  `json:"status"`
+	StatusCode   *int    `json:"statusCode"`
+	Error        *string `json:"error"`
+	DurationMs   int64   `json:"durationMs"`
+	ResponseBody string  `json:"responseBody"`
+	CreatedAt    string  `json:"createdAt"`
+	// NextAttemptAt is null after a success or the last attempt.
+	NextAttemptAt *string `json:"nextAttemptAt"`
+}
+
+func toWebhookAttemptJSON(a *mailroom.WebhookAttempt) webhookAttemptJSON {
+	return webhookAttemptJSON{
+		ID: a.ID, EventID: a.EventID, Type: a.EventType, Attempt: a.Attempt, Status: string(a.Status),
+		StatusCode: optInt(a.StatusCode), Error: optString(a.Error), DurationMs: a.Duration.Milliseconds(),
+		ResponseBody: a.ResponseBody, CreatedAt: timestamp(a.CreatedAt), NextAttemptAt: optTimestamp(a.NextAttemptAt),
+	}
+}
+
+// isID says whether s is an id mailroom.NewID makes with prefix: the
+// prefix and a ULID in lower case. A path id that is not one names
+// nothing, and is answered 404 without a lookup (as a key id is).
+func isID(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	return ok && len(rest) == 26 && !strings.ContainsFunc(rest, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z') })
+}
+
+// pathWebhook is the {id} of the path.
+func pathWebhook(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !isID(id, mailroom.PrefixWebhook) {
+		return "", mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q in this account.", mailroom.Excerpt(id, 64))
+	}
+	return id, nil
+}
+
+// createWebhook: POST /v1/webhooks answers 201 with the secret, shown this
+// once.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
+	var req mailroom.WebhookRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	e, secret, err := s.Webhooks.Create(r.Context(), keyFrom(r.Context()).AccountID, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, webhookCreatedJSON{webhookJSON: toWebhookJSON(e, s.Webhooks.Now()), Secret: secret})
+}
+
+// listWebhooks: GET /v1/webhooks, newest first.
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	page, err := pageParams(r, scopeWebhooks)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	es, next, err := s.Webhooks.List(r.Context(), keyFrom(r.Context()).AccountID, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	now := s.Webhooks.Now()
+	out := make([]webhookJSON, len(es))
+	for i, e := range es {
+		out[i] = toWebhookJSON(e, now)
+	}
+	writeJSON(w, http.StatusOK, newList(out, scopeWebhooks, next))
+}
+
+// getWebhook: GET /v1/webhooks/{id}.
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	e, err := s.Webhooks.Get(r.Context(), keyFrom(r.Context()).AccountID, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toWebhookJSON(e, s.Webhooks.Now()))
+}
+
+// updateWebhook: PATCH /v1/webhooks/{id} changes the fields given; {} is
+// no change.
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req mailroom.WebhookRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	e, err := s.Webhooks.Update(r.Context(), keyFrom(r.Context()).AccountID, id, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toWebhookJSON(e, s.Webhooks.Now()))
+}
+
+// deleteWebhook: DELETE /v1/webhooks/{id}, with its pending deliveries and
+// its attempts.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.Webhooks.Delete(r.Context(), keyFrom(r.Context()).AccountID, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// rotateWebhookSecret: POST /v1/webhooks/{id}/rotate-secret answers the new
+// secret, shown this once.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	secret, e, err := s.Webhooks.RotateSecret(r.Context(), keyFrom(r.Context()).AccountID, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := rotatedSecretJSON{Secret: secret}
+	if e.PreviousSecretUntil != nil {
+		out.PreviousSecretExpiresAt = timestamp(*e.PreviousSecretUntil)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// testWebhook: POST /v1/webhooks/{id}/test queues a webhook.test event to
+// the endpoint and answers 202 with it: it is delivered as soon as the
+// dispatcher gets to it, not within the request.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ev, err := s.Webhooks.Test(r.Context(), keyFrom(r.Context()).AccountID, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, toAccountEventJSON(ev))
+}
+
+// listWebhookAttempts: GET /v1/webhooks/{id}/deliveries, the endpoint's
+// attempts newest first. Its cursors are bound to the endpoint and the
+// filters.
+func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) {
+	id, err := pathWebhook(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := webhookAttemptFilter(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	scope := scopeWebhooks + "/" + id + "/deliveries\x00eventId=" + f.EventID + "\x00status=" + string(f.Status)
+	page, err := pageParams(r, scope)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	as, next, err := s.Webhooks.Attempts(r.Context(), keyFrom(r.Context()).AccountID, id, f, page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]webhookAttemptJSON, len(as))
+	for i, a := range as {
+		out[i] = toWebhookAttemptJSON(a)
+	}
+	writeJSON(w, http.StatusOK, newList(out, scope, next))
+}
+
+// webhookAttemptFilter reads and checks ?eventId= and ?status=.
+func webhookAttemptFilter(r *http.Request) (mailroom.WebhookAttemptFilter, error) {
+	if err := onceEach(r, "eventId", "status"); err != nil {
+		return mailroom.WebhookAttemptFilter{}, err
+	}
+	q := r.URL.Query()
+	f := mailroom.WebhookAttemptFilter{EventID: q.Get("eventId"), Status: mailroom.WebhookAttemptStatus(q.Get("status"))}
+	var v mailroom.Validator
+	if f.EventID != "" && !isID(f.EventID, mailroom.PrefixEvent) {
+		// A value no event can have would match nothing, silently.
+		v.Add("eventId", "must be an event id (evt_ and 26 letters and digits)")
+	}
+	switch f.Status {
+	case "", mailroom.WebhookAttemptSucceeded, mailroom.WebhookAttemptFailed:
+	default:
+		v.Add("status", "must be succeeded or failed")
+	}
+	return f, v.Err()
+}
