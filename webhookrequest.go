@@ -20,9 +20,10 @@ type WebhookRequest struct {
 // maxWebhookEvents bounds the events list: every type once, and "*".
 var maxWebhookEvents = len(EventTypes) + 1
 
-// validate checks what needs no network and applies the request to e.
-// create says the fields of a create are required.
-func (r *WebhookRequest) validate(v *Validator, e *WebhookEndpoint, create bool) {
+// validate checks what needs no network and returns the change it asks
+// for. create says the fields of a create are required.
+func (r *WebhookRequest) validate(v *Validator, create bool) WebhookChange {
+	var c WebhookChange
 	switch {
 	case r.URL != nil:
 		if u := *r.URL; len(u) > MaxWebhookURLBytes {
@@ -30,7 +31,7 @@ func (r *WebhookRequest) validate(v *Validator, e *WebhookEndpoint, create bool)
 		} else if !utf8.ValidString(u) || strings.ContainsFunc(u, func(c rune) bool { return unicode.IsControl(c) || unicode.IsSpace(c) }) {
 			v.Add("url", "must not contain spaces or control characters")
 		} else {
-			e.URL = u
+			c.URL = &u
 		}
 	case create:
 		v.Add("url", `is required: the https URL to deliver events to, such as "https://example.com/webhooks/mailroom"`)
@@ -38,7 +39,7 @@ func (r *WebhookRequest) validate(v *Validator, e *WebhookEndpoint, create bool)
 	switch {
 	case r.Events != nil:
 		if events, ok := checkWebhookEvents(v, *r.Events); ok {
-			e.Events = events
+			c.Events = events
 		}
 	case create:
 		v.Add("events", `is required: the event types to deliver, such as ["email.delivered", "email.bounced"], or ["*"] for all`)
@@ -53,12 +54,14 @@ func (r *WebhookRequest) validate(v *Validator, e *WebhookEndpoint, create bool)
 		case strings.ContainsFunc(d, isInvisibleFormat):
 			v.Add("description", "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 		default:
-			e.Description = d
+			c.Description = &d
 		}
 	}
 	if r.Enabled != nil && create {
 		v.Add("enabled", "is not taken on create: an endpoint starts enabled; PATCH it to turn it off")
 	}
+	c.Enabled = r.Enabled
+	return c
 }
 
 // checkWebhookEvents validates a subscription list and returns it without

@@ -32,12 +32,16 @@ type Webhooks struct {
 // Create adds an endpoint and returns it with its secret, which is shown
 // this once.
 func (s *Webhooks) Create(ctx context.Context, accountID string, req *WebhookRequest) (*WebhookEndpoint, string, error) {
-	now := s.Now().UTC()
-	e := &WebhookEndpoint{ID: NewID(PrefixWebhook, now), AccountID: accountID, Enabled: true, CreatedAt: now, UpdatedAt: now}
 	var v Validator
-	req.validate(&v, e, true)
+	c := req.validate(&v, true)
 	if err := v.Err(); err != nil {
 		return nil, "", err
+	}
+	now := s.Now().UTC()
+	e := &WebhookEndpoint{ID: NewID(PrefixWebhook, now), AccountID: accountID, URL: *c.URL, Events: c.Events,
+		Enabled: true, CreatedAt: now, UpdatedAt: now}
+	if c.Description != nil {
+		e.Description = *c.Description
 	}
 	if err := s.checkURL(ctx, e.URL); err != nil {
 		return nil, "", err
@@ -77,33 +81,20 @@ func (s *Webhooks) List(ctx context.Context, accountID string, page Page) ([]*We
 // one is. Turning an endpoint on clears the reason it was off and its
 // failing time, so that it gets its five days again.
 func (s *Webhooks) Update(ctx context.Context, accountID, id string, req *WebhookRequest) (*WebhookEndpoint, error) {
-	e, err := s.Store.Webhook(ctx, accountID, id)
-	if err != nil {
-		return nil, err
-	}
-	oldURL := e.URL
 	var v Validator
-	req.validate(&v, e, false)
+	c := req.validate(&v, false)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if e.URL != oldURL {
-		if err := s.checkURL(ctx, e.URL); err != nil {
+	if c.URL != nil {
+		if err := s.checkURL(ctx, *c.URL); err != nil {
 			return nil, err
 		}
 	}
-	if req.Enabled != nil && *req.Enabled != e.Enabled {
-		e.Enabled = *req.Enabled
-		e.DisabledReason, e.FailingSince = "", nil
-		if !e.Enabled {
-			e.DisabledReason = "turned off through the API"
-		}
+	if c.Enabled != nil && !*c.Enabled {
+		c.DisabledReason = "Turned off through the API."
 	}
-	e.UpdatedAt = s.Now().UTC()
-	if err := s.Store.UpdateWebhook(ctx, e); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return s.Store.UpdateWebhook(ctx, accountID, id, c, s.Now().UTC())
 }
 
 // Delete removes an endpoint, its pending deliveries and its attempts.
@@ -116,17 +107,10 @@ func (s *Webhooks) Delete(ctx context.Context, accountID, id string) error {
 // consumer can switch without refusing a delivery; rotating again within
 // that time drops the oldest.
 func (s *Webhooks) RotateSecret(ctx context.Context, accountID, id string) (string, *WebhookEndpoint, error) {
-	e, err := s.Store.Webhook(ctx, accountID, id)
-	if err != nil {
-		return "", nil, err
-	}
 	now := s.Now().UTC()
-	until := now.Add(WebhookRotationOverlap)
 	key, secret := NewWebhookSecret()
-	e.PreviousSecretSealed, e.PreviousSecretUntil = e.SecretSealed, &until
-	e.SecretSealed = s.Sealer.Seal(key, []byte(e.ID))
-	e.UpdatedAt = now
-	if err := s.Store.UpdateWebhook(ctx, e); err != nil {
+	e, err := s.Store.RotateWebhookSecret(ctx, accountID, id, s.Sealer.Seal(key, []byte(id)), now.Add(WebhookRotationOverlap), now)
+	if err != nil {
 		return "", nil, err
 	}
 	return secret, e, nil

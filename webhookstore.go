@@ -22,11 +22,19 @@ type WebhookStore interface {
 	Webhook(ctx context.Context, accountID, id string) (*WebhookEndpoint, error)
 	// ListWebhooks lists an account's endpoints newest first.
 	ListWebhooks(ctx context.Context, accountID string, page Page) ([]*WebhookEndpoint, string, error)
-	// UpdateWebhook stores e's URL, description, events, enabled state
-	// and reason, secrets, failing time and UpdatedAt. Turning an endpoint
-	// off drops its pending deliveries: events are not delivered to an
-	// endpoint for the time it was off.
-	UpdateWebhook(ctx context.Context, e *WebhookEndpoint) error
+	// UpdateWebhook applies c to an account's endpoint in one statement
+	// and returns the endpoint as it now is: fields c leaves nil keep what
+	// they hold, even when the dispatcher changes them meanwhile. Turning
+	// an endpoint off drops its pending deliveries: events are not
+	// delivered to an endpoint for the time it was off. Turning it on
+	// clears its reason and failing time.
+	UpdateWebhook(ctx context.Context, accountID, id string, c WebhookChange, now time.Time) (*WebhookEndpoint, error)
+	// RotateWebhookSecret makes sealed the endpoint's secret and the
+	// secret it replaces the previous one, signing until previousUntil,
+	// in one statement: two rotations at once leave one of their secrets
+	// current and the other previous, never a secret that was answered
+	// but never signs.
+	RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, previousUntil, now time.Time) (*WebhookEndpoint, error)
 	// DeleteWebhook removes an endpoint with its deliveries and attempts.
 	DeleteWebhook(ctx context.Context, accountID, id string) error
 
@@ -61,6 +69,17 @@ type WebhookStore interface {
 	// each, the events that belong to no message, the attempts and the
 	// deliveries created before cutoff (retention).
 	DeleteExpiredWebhookData(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// WebhookChange is what a PATCH of an endpoint changes; nil is no change.
+type WebhookChange struct {
+	URL         *string
+	Description *string
+	Events      []string
+	Enabled     *bool
+	// DisabledReason is shown while the endpoint is off (with Enabled
+	// false).
+	DisabledReason string
 }
 
 // WebhookClaim is what a node asks of ClaimWebhookDeliveries.

@@ -100,18 +100,19 @@ func (s *Store) AddWebhookDeliveries(ctx context.Context, accountID, eventID str
 	})
 }
 
-// addDeliveries queues eventID to each endpoint named that is still the
+// addDeliveries queues eventID to each endpoint named, both the
 // account's (at most the account's few endpoints: one statement each).
 func (s *Store) addDeliveries(ctx context.Context, tx *sql.Tx, accountID, eventID string, endpointIDs []string, now time.Time) error {
 	for _, id := range endpointIDs {
 		res, err := s.txExec(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
-			SELECT $1, account_id, id, $2, 0, $3, $3 FROM webhook_endpoints WHERE id = $4 AND account_id = $5`,
+			SELECT $1, w.account_id, w.id, e.id, 0, $3, $3 FROM webhook_endpoints w, events e
+			WHERE w.id = $4 AND w.account_id = $5 AND e.id = $2 AND e.account_id = $5`,
 			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID)
 		if err != nil {
 			return s.wrap(err, "queue webhook deliveries")
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q with event %q in this account.", id, eventID)
 		}
 	}
 	return nil
@@ -122,47 +123,83 @@ func (s *Store) addDeliveries(ctx context.Context, tx *sql.Tx, accountID, eventI
 // again when the lease runs out, and an outcome recorded under an older
 // token changes nothing. On PostgreSQL the rows are locked with SKIP LOCKED,
 // so nodes claim side by side without taking the same delivery twice.
-// Deliveries whose event has expired, or whose endpoint was turned off,
-// are removed rather than returned.
+//
+// The claim goes endpoint by endpoint, the one waiting longest first, at
+// most PerEndpoint deliveries each: an endpoint with a backlog (one that was
+// down, or hangs) cannot fill a claim, nor make the claim read through its
+// backlog to find the others' deliveries. Finding the endpoints costs an
+// index probe per enabled endpoint (webhook_deliveries_by_endpoint), not
+// a read of the backlog. Deliveries whose event has expired, or whose
+// endpoint was turned off, are removed rather than returned.
 func (s *Store) ClaimWebhookDeliveries(ctx context.Context, c mailroom.WebhookClaim) ([]*mailroom.WebhookDelivery, error) {
+	// The idle poll: one probe of the due index, no transaction.
+	var waiting int
+	err := s.readRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE due_at <= $1 LIMIT 1) AS due`, micros(c.Now)).Scan(&waiting)
+	if err != nil || waiting == 0 {
+		return nil, s.wrap(err, "look for due webhook deliveries")
+	}
 	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
-	cond := `due_at <= $1`
+	perEndpoint := c.PerEndpoint
+	if perEndpoint <= 0 {
+		perEndpoint = c.Limit
+	}
+	skip := ""
 	args := []any{micros(c.Now), c.Limit}
 	for _, id := range c.SkipEndpoints {
 		args = append(args, id)
 	}
 	if len(c.SkipEndpoints) > 0 {
-		cond += ` AND endpoint_id NOT IN (` + placeholders(3, len(c.SkipEndpoints)) + `)`
+		skip = ` AND w.id NOT IN (` + placeholders(3, len(c.SkipEndpoints)) + `)`
 	}
 	var out []*mailroom.WebhookDelivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil
 		// The texts vary with the number of ids: not kept prepared.
-		rows, err := tx.QueryContext(ctx, `SELECT id, endpoint_id, due_at FROM webhook_deliveries WHERE `+cond+
-			` ORDER BY due_at LIMIT $2`+s.engine.SkipLocked, args...)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM (SELECT w.id,
+			(SELECT min(d.due_at) FROM webhook_deliveries d WHERE d.endpoint_id = w.id) AS first_due
+			FROM webhook_endpoints w WHERE w.enabled`+skip+`) AS waiting
+			WHERE first_due <= $1 ORDER BY first_due LIMIT $2`, args...)
 		if err != nil {
 			return s.wrap(err, "claim webhook deliveries")
 		}
-		perEndpoint, dueBefore := map[string]int{}, map[string]int64{}
-		var ids []any
-		err = eachOf(rows, func(r scanner) error {
-			var id, endpoint string
-			var due int64
-			if err := r.Scan(&id, &endpoint, &due); err != nil {
-				return err
-			}
-			if perEndpoint[endpoint]++; c.PerEndpoint == 0 || perEndpoint[endpoint] <= c.PerEndpoint {
-				ids, dueBefore[id] = append(ids, id), due
-			}
-			return nil
+		endpoints, err := collect(rows, func(r scanner) (string, error) {
+			var id string
+			return id, r.Scan(&id)
 		})
-		if err != nil || len(ids) == 0 {
+		if err != nil {
 			return s.wrap(err, "claim webhook deliveries")
 		}
-		claimArgs := append([]any{token, c.Node, micros(c.Now.Add(c.Lease)), micros(c.Now)}, ids...)
+		dueBefore := map[string]int64{}
+		var ids []any
+		for _, endpoint := range endpoints {
+			n := min(perEndpoint, c.Limit-len(ids))
+			if n <= 0 {
+				break
+			}
+			rows, err := s.txQuery(ctx, tx, `SELECT id, due_at FROM webhook_deliveries WHERE endpoint_id = $1 AND due_at <= $2
+				ORDER BY due_at LIMIT $3`+s.engine.SkipLocked, endpoint, micros(c.Now), n)
+			if err != nil {
+				return s.wrap(err, "claim webhook deliveries")
+			}
+			err = eachOf(rows, func(r scanner) error {
+				var id string
+				var due int64
+				if err := r.Scan(&id, &due); err != nil {
+					return err
+				}
+				ids, dueBefore[id] = append(ids, id), due
+				return nil
+			})
+			if err != nil {
+				return s.wrap(err, "claim webhook deliveries")
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
 		in := placeholders(5, len(ids))
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET claim_token = $1, claim_node = $2, due_at = $3
-			WHERE due_at <= $4 AND id IN (`+in+`)`, claimArgs...); err != nil {
+			WHERE due_at <= $4 AND id IN (`+in+`)`, append([]any{token, c.Node, micros(c.Now.Add(c.Lease)), micros(c.Now)}, ids...)...); err != nil {
 			return s.wrap(err, "claim webhook deliveries")
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT d.id, d.account_id, d.endpoint_id, d.attempts, d.created_at,

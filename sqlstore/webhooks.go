@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/mailroom/mailroom"
 )
@@ -101,29 +102,60 @@ func (s *Store) ListWebhooks(ctx context.Context, accountID string, p mailroom.P
 	return out, next, nil
 }
 
-// UpdateWebhook stores e's changeable fields. Turning it off drops its
-// pending deliveries in the same transaction.
-func (s *Store) UpdateWebhook(ctx context.Context, e *mailroom.WebhookEndpoint) error {
-	events, _ := json.Marshal(e.Events)
-	e.UpdatedAt = fromMicros(micros(e.UpdatedAt))
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET url = $3, description = $4, events = $5, event_mask = $6,
-			enabled = $7, disabled_reason = $8, secret = $9, previous_secret = $10, previous_secret_until = $11,
-			failing_since = $12, updated_at = $13 WHERE id = $1 AND account_id = $2`,
-			e.ID, e.AccountID, e.URL, e.Description, string(events), eventMask(e.Events), e.Enabled, e.DisabledReason,
-			e.SecretSealed, e.PreviousSecretSealed, microsOrNil(e.PreviousSecretUntil), microsOrNil(e.FailingSince), micros(e.UpdatedAt))
-		if err != nil {
+// UpdateWebhook applies c in one UPDATE whose SET reads the row as it is
+// (COALESCE keeps what c leaves out), so that no field the dispatcher
+// writes meanwhile (failing time, an automatic disable) is put back. The
+// enabled state's companions change only when it does.
+func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailroom.WebhookChange, now time.Time) (*mailroom.WebhookEndpoint, error) {
+	var events, mask any
+	if c.Events != nil {
+		b, _ := json.Marshal(c.Events)
+		events, mask = string(b), eventMask(c.Events)
+	}
+	var url, description, enabled any
+	if c.URL != nil {
+		url = *c.URL
+	}
+	if c.Description != nil {
+		description = *c.Description
+	}
+	if c.Enabled != nil {
+		enabled = *c.Enabled
+	}
+	var e *mailroom.WebhookEndpoint
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		e, err = scanWebhook(tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET
+			url = COALESCE($3, url), description = COALESCE($4, description),
+			events = COALESCE($5, events), event_mask = COALESCE($6, event_mask),
+			disabled_reason = CASE WHEN CAST($7 AS BOOLEAN) IS NULL OR CAST($7 AS BOOLEAN) = enabled THEN disabled_reason
+				WHEN CAST($7 AS BOOLEAN) THEN '' ELSE $8 END,
+			failing_since = CASE WHEN CAST($7 AS BOOLEAN) IS NULL OR CAST($7 AS BOOLEAN) = enabled THEN failing_since ELSE NULL END,
+			enabled = COALESCE(CAST($7 AS BOOLEAN), enabled), updated_at = $9
+			WHERE id = $1 AND account_id = $2 RETURNING `+webhookColumns,
+			id, accountID, url, description, events, mask, enabled, c.DisabledReason, micros(now)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		}
+		if err != nil || e.Enabled {
 			return s.wrap(err, "update webhook")
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", e.ID)
-		}
-		if e.Enabled {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, e.ID)
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, id)
 		return s.wrap(err, "drop deliveries of a disabled webhook")
 	})
+	return e, err
+}
+
+// RotateWebhookSecret moves the current secret to previous and stores the
+// new one, in one statement.
+func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, previousUntil, now time.Time) (*mailroom.WebhookEndpoint, error) {
+	e, err := scanWebhook(s.write.QueryRowContext(ctx, `UPDATE webhook_endpoints SET previous_secret = secret,
+		previous_secret_until = $3, secret = $4, updated_at = $5 WHERE id = $1 AND account_id = $2 RETURNING `+webhookColumns,
+		id, accountID, micros(previousUntil), sealed, micros(now)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+	}
+	return e, s.wrap(err, "rotate webhook secret")
 }
 
 // DeleteWebhook removes an endpoint with its deliveries and attempts.

@@ -41,7 +41,7 @@ CREATE TABLE webhook_deliveries (
 );
 
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at);
-CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id);
+CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, due_at);
 CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at);
 
 -- The attempts log of GET /v1/webhooks/{id}/deliveries.
