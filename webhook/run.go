@@ -52,7 +52,7 @@ func (r *run) claim() (int, error) {
 	at := time.Now()
 	got, err := d.Store.ClaimWebhookDeliveries(r.stop, mailroom.WebhookClaim{
 		Node: d.Node, Now: d.Now().UTC(), Lease: d.lease(), Limit: free,
-		PerEndpoint: d.perEndpoint(), SkipEndpoints: r.slots.busy(),
+		PerEndpoint: r.slots.hold, SkipEndpoints: r.slots.busy(),
 	})
 	if err != nil || len(got) == 0 {
 		return 0, err

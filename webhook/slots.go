@@ -10,20 +10,28 @@ import (
 
 // slots counts the deliveries this node holds, in total and per endpoint,
 // so that a claim takes no more than the node may start and skips the
-// endpoints at their cap (docs/api.md "Webhooks and events": a slow or
-// dead endpoint never delays another's deliveries).
+// endpoints of which it holds enough (docs/api.md "Webhooks and events": a
+// slow or dead endpoint never delays another's deliveries).
 //
-// A claim bounds each endpoint's share by the cap, but not by what the
-// endpoint already has in flight: an endpoint with 5 of 8 attempts running
-// may be handed 8 more. Those past the cap wait here, claimed, and start
-// as the endpoint's attempts end. Every attempt ends within
-// mailroom.WebhookTimeout, so a waiting delivery starts within that time
-// and ends within twice it, inside the lease; one that waited too long
-// anyway is handed back rather than started (see stale).
+// At most perEndpoint attempts to one endpoint run at once; the node holds
+// up to hold of its deliveries, the rest waiting here, claimed, to start as
+// the endpoint's attempts end. A claim bounds each endpoint's share by
+// hold, but not by what the node already holds of it, so an endpoint may
+// briefly hold up to twice that. A fast endpoint's waiting deliveries
+// start within milliseconds; a slow one's (every attempt ends within
+// mailroom.WebhookTimeout) may wait so long that the lease would run out
+// before their attempt ends: those are handed back rather than started
+// (see stale), and another claim takes them.
 type slots struct {
 	mu          sync.Mutex
 	perEndpoint int
-	total       int
+	// hold is how many deliveries of one endpoint the node holds at most,
+	// running and waiting: a few times perEndpoint, so that a fast
+	// endpoint's next attempts are claimed while its current ones run,
+	// and each claim (on SQLite, a commit of the single writer) carries
+	// several rounds of its attempts instead of one.
+	hold  int
+	total int
 	// held counts the deliveries running and waiting, on every endpoint.
 	held       int
 	byEndpoint map[string]*endpointQueue
@@ -42,8 +50,11 @@ type claimed struct {
 	at time.Time
 }
 
+// holdRounds is how many rounds of an endpoint's attempts the node holds.
+const holdRounds = 4
+
 func newSlots(perEndpoint, total int) *slots {
-	return &slots{perEndpoint: perEndpoint, total: total, byEndpoint: map[string]*endpointQueue{}}
+	return &slots{perEndpoint: perEndpoint, hold: perEndpoint * holdRounds, total: total, byEndpoint: map[string]*endpointQueue{}}
 }
 
 // free is how many more deliveries a claim may take.
@@ -53,14 +64,14 @@ func (s *slots) free() int {
 	return s.total - s.held
 }
 
-// busy lists the endpoints that hold as many deliveries as they may run,
-// sorted: a claim skips them.
+// busy lists the endpoints of which the node holds as many deliveries as
+// it may, sorted: a claim skips them.
 func (s *slots) busy() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for id, q := range s.byEndpoint {
-		if q.running+len(q.waiting) >= s.perEndpoint {
+		if q.running+len(q.waiting) >= s.hold {
 			out = append(out, id)
 		}
 	}
@@ -95,7 +106,7 @@ func (s *slots) finish(endpointID string, lowWater int) (next *claimed, freed bo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.byEndpoint[endpointID]
-	wasBusy := q.running+len(q.waiting) >= s.perEndpoint
+	wasBusy := q.running+len(q.waiting) >= s.hold
 	s.held--
 	q.running--
 	if len(q.waiting) > 0 && !s.closed {
@@ -105,7 +116,7 @@ func (s *slots) finish(endpointID string, lowWater int) (next *claimed, freed bo
 	if q.running == 0 && len(q.waiting) == 0 {
 		delete(s.byEndpoint, endpointID)
 	}
-	freed = (wasBusy && q.running+len(q.waiting) < s.perEndpoint) || s.total-s.held == lowWater
+	freed = (wasBusy && q.running+len(q.waiting) < s.hold) || s.total-s.held == lowWater
 	return next, freed
 }
 

@@ -46,6 +46,7 @@ func main() {
 	concurrency := flag.Int("c", 64, "concurrent clients")
 	batch := flag.Int("batch", 0, "messages per request to POST /v1/send/batch (the last one may hold fewer); 0 sends one message per request to POST /v1/send")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for delivery to finish; 0 does not wait (an API-only node)")
+	rate := flag.Float64("rate", 0, "send at most this many requests a second in all (0: as fast as the clients go), to measure latency and webhook lag below saturation")
 	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
 	flag.Parse()
 	if *n < 0 || *concurrency < 1 || *batch < 0 {
@@ -91,11 +92,13 @@ func main() {
 		endpoint = sink.createEndpoint(client, *url, *key)
 	}
 	latencies := make([][]time.Duration, *concurrency)
+	pace := pacer(*rate)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := range *concurrency {
 		wg.Go(func() {
 			for {
+				pace()
 				if *batch == 0 {
 					i := next.Add(1)
 					if i > int64(*n) {
@@ -209,6 +212,25 @@ func main() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	fail("delivery did not finish within %s", *wait)
+}
+
+// pacer returns a function that each request calls first: with a rate, it
+// lets the requests of all clients start at most rate a second, on a
+// schedule (not in bursts); without, it returns at once.
+func pacer(rate float64) func() {
+	if rate <= 0 {
+		return func() {}
+	}
+	var mu sync.Mutex
+	interval := time.Duration(float64(time.Second) / rate)
+	next := time.Now()
+	return func() {
+		mu.Lock()
+		at := next
+		next = next.Add(interval)
+		mu.Unlock()
+		time.Sleep(time.Until(at))
+	}
 }
 
 // post sends body and returns the status and the answer's body.
