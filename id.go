@@ -40,3 +40,11 @@ func NewID(prefix string, now time.Time) string {
 	idMu.Unlock()
 	return prefix + strings.ToLower(id.String())
 }
+
+// IsID says whether s has the form of an id NewID makes with prefix: the
+// prefix and 26 lower-case ULID characters. A path or filter value of any
+// other form names nothing, and is answered without a lookup.
+func IsID(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	return ok && len(rest) == 26 && !strings.ContainsFunc(rest, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z') })
+}

@@ -3,7 +3,6 @@ package http
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -70,23 +69,7 @@ func eventFilter(r *http.Request) (mailroom.EventFilter, error) {
 		return mailroom.EventFilter{}, err
 	}
 	q := r.URL.Query()
-	f := mailroom.EventFilter{Type: q.Get("type"), MessageID: q.Get("messageId")}
-	var v mailroom.Validator
-	if f.Type != "" && !mailroom.IsEventType(f.Type) {
-		v.Add("type", "%q is not an event type; the types are %s", mailroom.Excerpt(f.Type, 64), strings.Join(mailroom.EventTypes, ", "))
-	}
-	if f.MessageID != "" && !isID(f.MessageID, mailroom.PrefixMessage) {
-		v.Add("messageId", "must be a message id (msg_ and 26 letters and digits)")
-	}
-	if raw := q.Get("since"); raw != "" {
-		t, err := time.Parse(time.RFC3339, raw)
-		if err != nil {
-			v.Add("since", "must be an RFC 3339 time, such as 2026-11-22T10:00:00Z")
-		} else {
-			f.Since = &t
-		}
-	}
-	return f, v.Err()
+	return mailroom.NewEventFilter(q.Get("type"), q.Get("messageId"), q.Get("since"))
 }
 
 // eventsCursorScope binds a cursor of GET /v1/events to its filters.
@@ -103,7 +86,7 @@ func eventsCursorScope(f mailroom.EventFilter) string {
 // to the one ?endpoint= names; 202 with the endpoints.
 func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("eventId")
-	if !isID(id, mailroom.PrefixEvent) {
+	if !mailroom.IsID(id, mailroom.PrefixEvent) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q in this account.", mailroom.Excerpt(id, 64)))
 		return
 	}
@@ -112,7 +95,7 @@ func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	endpoint := r.URL.Query().Get("endpoint")
-	if endpoint != "" && !isID(endpoint, mailroom.PrefixWebhook) {
+	if endpoint != "" && !mailroom.IsID(endpoint, mailroom.PrefixWebhook) {
 		var v mailroom.Validator
 		v.Add("endpoint", "must be a webhook id (wh_ and 26 letters and digits)")
 		writeError(w, r, v.Err())

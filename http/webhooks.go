@@ -2,7 +2,6 @@ package http
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -92,18 +91,10 @@ func toWebhookAttemptJSON(a *mailroom.WebhookAttempt) webhookAttemptJSON {
 	}
 }
 
-// isID says whether s is an id mailroom.NewID makes with prefix: the
-// prefix and a ULID in lower case. A path id that is not one names
-// nothing, and is answered 404 without a lookup (as a key id is).
-func isID(s, prefix string) bool {
-	rest, ok := strings.CutPrefix(s, prefix)
-	return ok && len(rest) == 26 && !strings.ContainsFunc(rest, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z') })
-}
-
 // pathWebhook is the {id} of the path.
 func pathWebhook(r *http.Request) (string, error) {
 	id := r.PathValue("id")
-	if !isID(id, mailroom.PrefixWebhook) {
+	if !mailroom.IsID(id, mailroom.PrefixWebhook) {
 		return "", mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q in this account.", mailroom.Excerpt(id, 64))
 	}
 	return id, nil
@@ -273,7 +264,7 @@ func webhookAttemptFilter(r *http.Request) (mailroom.WebhookAttemptFilter, error
 	q := r.URL.Query()
 	f := mailroom.WebhookAttemptFilter{EventID: q.Get("eventId"), Status: mailroom.WebhookAttemptStatus(q.Get("status"))}
 	var v mailroom.Validator
-	if f.EventID != "" && !isID(f.EventID, mailroom.PrefixEvent) {
+	if f.EventID != "" && !mailroom.IsID(f.EventID, mailroom.PrefixEvent) {
 		// A value no event can have would match nothing, silently.
 		v.Add("eventId", "must be an event id (evt_ and 26 letters and digits)")
 	}
