@@ -94,8 +94,10 @@ func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// An empty ?endpoint= is refused, not read as "every endpoint": a
+	// client whose variable came out empty must not broadcast.
 	endpoint := r.URL.Query().Get("endpoint")
-	if endpoint != "" && !mailroom.IsID(endpoint, mailroom.PrefixWebhook) {
+	if r.URL.Query().Has("endpoint") && !mailroom.IsID(endpoint, mailroom.PrefixWebhook) {
 		var v mailroom.Validator
 		v.Add("endpoint", "must be a webhook id (wh_ and 26 letters and digits)")
 		writeError(w, r, v.Err())

@@ -498,6 +498,7 @@ func TestEventReplay(t *testing.T) {
 		wantError(t, e.hookCall(t, "POST", "/v1/events/"+queued+"/replay", nil), 409, mailroom.ECodeInvalidState)
 
 		wantError(t, e.hookCall(t, "POST", "/v1/events/"+queued+"/replay?endpoint=wh_01jbz6y6m8q7k3v0r9x2n4s5t7", nil), 404, mailroom.ECodeNotFound)
+		wantError(t, e.hookCall(t, "POST", "/v1/events/"+queued+"/replay?endpoint=", nil), 400, mailroom.ECodeValidation)
 		r = e.hookCall(t, "POST", "/v1/events/"+queued+"/replay?endpoint=nope", nil)
 		wantError(t, r, 400, mailroom.ECodeValidation)
 		if !hasField(r, "endpoint") {

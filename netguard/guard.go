@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -24,7 +25,8 @@ import (
 // assignments (RFC 6890), benchmarking (RFC 2544), the reserved 240/4 and
 // the limited broadcast, the documentation ranges (RFC 5737, RFC 3849),
 // IPv4-compatible IPv6 (::/96, RFC 4291 §2.5.5.1, deprecated), NAT64 (RFC 6052: it embeds an IPv4 address, which may be private),
-// 6to4 (RFC 3056, likewise) and discard-only (RFC 6666).
+// 6to4 (RFC 3056, likewise), discard-only (RFC 6666) and the deprecated
+// site-local fec0::/10 (RFC 3879), still routed inside some networks.
 var refused = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -40,6 +42,7 @@ var refused = []netip.Prefix{
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001:db8::/32"),
 	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"),
 }
 
 // ErrRefused is wrapped by every refusal of an address.
@@ -120,6 +123,8 @@ func CheckURL(ctx context.Context, r Resolver, raw string, allowPrivate bool) er
 		return errors.New("must not hold a user name or password")
 	case u.Hostname() == "":
 		return errors.New("has no host")
+	case !validPort(u.Port()):
+		return fmt.Errorf("has a port, %q, that is not a number from 1 to 65535", u.Port())
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return errors.New("must not have a fragment (#…)")
 	}
@@ -139,4 +144,14 @@ func CheckURL(ctx context.Context, r Resolver, raw string, allowPrivate bool) er
 		}
 	}
 	return nil
+}
+
+// validPort says whether a URL's port is absent or a number from 1 to
+// 65535: url.Parse takes any digits.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }

@@ -25,6 +25,7 @@ func TestCheckAddr(t *testing.T) {
 		"192.0.2.1", "198.51.100.7", "203.0.113.9", "2001:db8::1", "198.18.0.1", "192.0.0.8", // documentation, benchmarking, IETF
 		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:100.64.0.1", "::ffff:192.0.2.1", // IPv4-mapped
 		"::127.0.0.1", "64:ff9b::a00:1", "2002:a00:1::1", "100::1", // IPv4-compatible, NAT64, 6to4, discard
+		"fec0::1", // deprecated site-local
 	} {
 		if err := netguard.CheckAddr(netip.MustParseAddr(a)); !errors.Is(err, netguard.ErrRefused) {
 			t.Errorf("CheckAddr(%s) = %v, want refused", a, err)
@@ -95,6 +96,8 @@ func TestCheckURL(t *testing.T) {
 		{"https://127.0.0.1/", "loopback"},
 		{"https://[::ffff:10.1.2.3]/", "private"},
 		{"https://nowhere.example/", "does not resolve"},
+		{"https://public.example:99999/", "not a number from 1 to 65535"},
+		{"https://public.example:0/", "not a number from 1 to 65535"},
 	} {
 		err := netguard.CheckURL(ctx, r, tc.url, false)
 		switch {
@@ -104,7 +107,11 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q) = %v, want it to say %q", tc.url, err, tc.want)
 		}
 	}
-	// The operator's allowance takes http and private addresses.
+	// The operator's allowance takes http and private addresses, not a
+	// port no connection can use.
+	if err := netguard.CheckURL(ctx, r, "http://127.0.0.1:65536/", true); err == nil {
+		t.Error("CheckURL with port 65536 and allowPrivate = nil, want refused")
+	}
 	for _, u := range []string{"http://sneaky.example:8080/hooks", "https://127.0.0.1/"} {
 		if err := netguard.CheckURL(ctx, r, u, true); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v", u, err)

@@ -296,12 +296,19 @@ func (s *Store) RecordWebhookOutcomes(ctx context.Context, outcomes []*mailroom.
 			if err != nil {
 				return s.wrap(err, "record webhook attempt")
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue // the lease ran out and another claim took the delivery
-			}
 			var code any
 			if a.StatusCode != 0 {
 				code = a.StatusCode
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				// The delivery is not this claim's any more: its lease ran
+				// out and another claim took it, or its endpoint was turned
+				// off meanwhile. The attempt was made all the same, so it
+				// is logged, with no next attempt, but it changes nothing.
+				if err := s.logStaleAttempt(ctx, tx, d, a, code); err != nil {
+					return err
+				}
+				continue
 			}
 			attemptRows = append(attemptRows, a.ID, d.AccountID, d.EndpointID, d.ID, a.EventID, a.EventType, a.Attempt,
 				string(a.Status), code, a.Error, a.Duration.Microseconds(), a.ResponseBody, micros(a.CreatedAt), microsOrNil(a.NextAttemptAt))
@@ -349,6 +356,18 @@ func (s *Store) trackFailures(ctx context.Context, tx *sql.Tx, succeeded map[str
 		}
 	}
 	return nil
+}
+
+// logStaleAttempt logs an attempt whose delivery moved on without it,
+// unless its endpoint is gone (deleted with its log).
+func (s *Store) logStaleAttempt(ctx context.Context, tx *sql.Tx, d *mailroom.WebhookDelivery, a *mailroom.WebhookAttempt, code any) error {
+	var n int
+	if err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM webhook_endpoints WHERE id = $1`, d.EndpointID).Scan(&n); err != nil || n == 0 {
+		return s.wrap(err, "log webhook attempt")
+	}
+	_, err := s.txExec(ctx, tx, attemptInsert.text(1, s.engine.AnonymousParams), a.ID, d.AccountID, d.EndpointID, d.ID, a.EventID,
+		a.EventType, a.Attempt, string(a.Status), code, a.Error, a.Duration.Microseconds(), a.ResponseBody, micros(a.CreatedAt), nil)
+	return s.wrap(err, "log webhook attempt")
 }
 
 var attemptInsert = multiInsert{

@@ -22,6 +22,7 @@ func init() {
 		suite{"WebhookClaimConcurrent", testWebhookClaimConcurrent},
 		suite{"WebhookOutcomes", testWebhookOutcomes},
 		suite{"WebhookSupersededOutcome", testWebhookSupersededOutcome},
+		suite{"WebhookOutcomeAfterDisable", testWebhookOutcomeAfterDisable},
 		suite{"WebhookDisabledAfterFailing", testWebhookDisabledAfterFailing},
 		suite{"WebhookRelease", testWebhookRelease},
 		suite{"WebhookBacklog", testWebhookBacklog},
@@ -263,7 +264,8 @@ func sameAttempt(t *testing.T, got *mailroom.WebhookAttempt, o *mailroom.Webhook
 }
 
 // An outcome recorded under a claim that another has since replaced
-// (its lease ran out) changes nothing.
+// (its lease ran out) is logged, for the attempt was made, but changes
+// nothing: no next attempt, no failing time, the delivery kept.
 func testWebhookSupersededOutcome(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme := NewAccount(t, s, "acme")
@@ -275,8 +277,14 @@ func testWebhookSupersededOutcome(t *testing.T, s mailroom.Store) {
 	retry := t0.Add(time.Hour)
 	record(t, s, t0.Add(time.Hour), outcome(stale, 1, 500, t0.Add(61*time.Second), &retry))
 	record(t, s, never, outcome(stale, 1, 200, t0.Add(62*time.Second), nil))
-	if got := allAttempts(t, s, acme.ID, hook.ID, mailroom.WebhookAttemptFilter{}); len(got) != 0 {
-		t.Fatalf("superseded outcomes logged %d attempts", len(got))
+	got := allAttempts(t, s, acme.ID, hook.ID, mailroom.WebhookAttemptFilter{})
+	if len(got) != 2 {
+		t.Fatalf("superseded outcomes logged %d attempts, want both", len(got))
+	}
+	for _, a := range got {
+		if a.NextAttemptAt != nil {
+			t.Fatalf("a superseded attempt was logged with a next attempt at %v", a.NextAttemptAt)
+		}
 	}
 	if e := Try(s.Webhook(ctx, acme.ID, hook.ID)).Must(t); e.FailingSince != nil || !e.Enabled {
 		t.Fatalf("a superseded failure marked the endpoint: failing since %v, enabled %v", e.FailingSince, e.Enabled)
@@ -408,5 +416,27 @@ func testWebhookBacklog(t *testing.T, s mailroom.Store) {
 	}
 	if n, oldest := backlogOf(t, s); n != 2 || !oldest.Equal(t0.Add(time.Second)) {
 		t.Fatalf("after delivering the oldest, backlog %d, oldest %v", n, oldest)
+	}
+}
+
+// An attempt in flight when its endpoint is turned off still shows in the
+// endpoint's log (it reached the endpoint, or tried to), with no next
+// attempt: the delivery was dropped with the others.
+func testWebhookOutcomeAfterDisable(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme := NewAccount(t, s, "acme")
+	hook := addWebhook(t, s, acme, mailroom.AllEventTypes)
+	queueTo(t, s, acme, t0, hook)
+	inFlight := claimHooks(t, s, t0)[0]
+	off := false
+	Try(s.UpdateWebhook(ctx, acme.ID, hook.ID, mailroom.WebhookChange{Enabled: &off, DisabledReason: "off"}, t0)).Must(t)
+	retry := t0.Add(time.Hour)
+	record(t, s, never, outcome(inFlight, 1, 500, t0.Add(time.Second), &retry))
+	got := allAttempts(t, s, acme.ID, hook.ID, mailroom.WebhookAttemptFilter{})
+	if len(got) != 1 || got[0].StatusCode != 500 || got[0].NextAttemptAt != nil {
+		t.Fatalf("the attempt in flight at the disable: %d logged (%+v)", len(got), got)
+	}
+	if n := backlog(t, s); n != 0 {
+		t.Fatalf("the outcome brought back %d deliveries of a disabled endpoint", n)
 	}
 }

@@ -1,8 +1,10 @@
 package webhook
 
 import (
+	"context"
 	"crypto/tls"
 	"net"
+	"net/netip"
 	"net/http"
 	"time"
 
@@ -34,9 +36,13 @@ func (d *Dispatcher) newClient() *http.Client {
 	if !d.AllowPrivate {
 		dialer.Control = netguard.Control
 	}
+	dial := dialer.DialContext
+	if d.Resolver != nil {
+		dial = resolvingDial(d.Resolver, dialer)
+	}
 	transport := &http.Transport{
 		Proxy:       nil,
-		DialContext: dialer.DialContext,
+		DialContext: dial,
 		// Setting a dialer and a TLS configuration turns HTTP/2 off unless
 		// asked for, as http.DefaultTransport asks.
 		ForceAttemptHTTP2: true,
@@ -52,6 +58,38 @@ func (d *Dispatcher) newClient() *http.Client {
 	return &http.Client{
 		Transport:     transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// resolvingDial dials through r's answers instead of the system's
+// resolver, so that deliveries find a host where the URL check found it
+// (serve --dns-server). Each address is dialled in turn by dialer, whose
+// Control hook still checks it.
+func resolvingDial(r netguard.Resolver, dialer *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			return dialer.DialContext(ctx, network, addr)
+		}
+		ips, err := r.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		if len(ips) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		var last error
+		for _, ip := range ips {
+			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+			if err == nil {
+				return c, nil
+			}
+			last = err
+		}
+		return nil, last
 	}
 }
 

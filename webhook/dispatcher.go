@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/netguard"
 )
 
 // Store is the part of storage the dispatcher uses: the outbox's claims
@@ -59,6 +60,10 @@ type Dispatcher struct {
 	AllowPrivate bool
 	// Version is the service's, sent as User-Agent: Mailroom-Webhooks/<version>.
 	Version string
+	// Resolver, when set, finds endpoints' hosts instead of the system's
+	// resolver (serve --dns-server: the resolver their URLs were checked
+	// with).
+	Resolver netguard.Resolver
 	// RootCAs are the authorities that TLS certificates are checked
 	// against; nil means the system's. Tests add their receiver's.
 	RootCAs *x509.CertPool

@@ -31,7 +31,7 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.smtpPort, "smtp-port", 25, "the `PORT` dialled on MX hosts")
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
-	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events are kept (at least 24h)")
+	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events, and webhook attempts, are kept (at least 24h)")
 	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery concurrency on this node, in units of 50 messages in flight (0: this node only accepts, for API-only nodes of a cluster)")
 	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "the longest a claim on a recipient lasts while its node lives (a dead node's claims are released within a minute; keep it above the SMTP timeouts)")
 }

@@ -62,6 +62,11 @@ func (f *webhookFlags) services(store mailroom.Store, seal mailroom.Sealer, reso
 		Now:          time.Now,
 		PerEndpoint:  f.perEndpoint,
 	}
+	if resolver.Server != "" {
+		// The system's resolver otherwise: it reads /etc/hosts, where
+		// a developer's "localhost" is.
+		d.Resolver = resolver
+	}
 	api.Wake = d.Wake
 	return &webhookServices{api: api, dispatcher: d}, nil
 }
