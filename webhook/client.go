@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"net/netip"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/mailroom/mailroom/netguard"
