@@ -25,7 +25,10 @@ type hookReceiver struct {
 	// keys are the signing keys by path, set once the endpoint is made.
 	keys      map[string][]byte
 	failFirst map[string]int
-	got       []hookRequest
+	// delay holds each answer back, so that deliveries are in flight (and
+	// more wait, claimed) when a test kills the node.
+	delay time.Duration
+	got   []hookRequest
 }
 
 type hookRequest struct {
@@ -64,6 +67,10 @@ func (h *hookReceiver) setSecret(t *testing.T, path, secret string) {
 
 func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	delay := h.delay
+	h.mu.Unlock()
+	time.Sleep(delay)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	req := hookRequest{Path: r.URL.Path, ID: r.Header.Get("webhook-id"), Signature: r.Header.Get("webhook-signature"), Status: 200}
