@@ -322,4 +322,17 @@ func testWebhookRetention(t *testing.T, s mailroom.Store) {
 	if n := Try(s.DeleteExpiredWebhookData(ctx, cutoff, 2)).Must(t); n != 1 {
 		t.Fatalf("the next pass removed %d, want 1", n)
 	}
+
+	// The retention service that serve runs takes the webhook log too,
+	// every page of it.
+	for i := range 1200 {
+		domainEvent(t, s, gdom, mailroom.EventDomainFailed, t0.Add(time.Duration(i)*time.Millisecond))
+	}
+	r := &mailroom.Retention{Store: s, Webhooks: s, Period: late.Sub(cutoff), Now: func() time.Time { return late }}
+	if n, err := r.RunOnce(ctx); err != nil || n < 1200 {
+		t.Fatalf("retention removed %d rows (%v), want the 1,200 old events at least", n, err)
+	}
+	if left := eventsWhere(t, s, globex.ID, mailroom.EventFilter{}); len(left) != 0 {
+		t.Fatalf("retention left %d old events", len(left))
+	}
 }
