@@ -1,10 +1,7 @@
 package mailroom
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -84,17 +81,3 @@ func (o Outcome) String() string {
 	return "deferred"
 }
 
-// EnvelopeSender is the MAIL FROM of a delivery (VERP): on the sending
-// domain's bounce subdomain returnPath, with a token naming the message
-// and, for a delivery to one recipient (the common case), that recipient,
-// so that a later bounce can be matched without parsing its body. A
-// delivery to several recipients at one domain shares one transaction, and
-// its DSN names the recipient in Final-Recipient (RFC 3464 §2.3.2).
-func EnvelopeSender(messageID, returnPath string, recipients []string) string {
-	token := strings.TrimPrefix(messageID, PrefixMessage)
-	if len(recipients) == 1 {
-		sum := sha256.Sum256([]byte(strings.ToLower(recipients[0])))
-		token += "-" + hex.EncodeToString(sum[:4])
-	}
-	return "b-" + token + "@" + returnPath
-}

@@ -22,12 +22,15 @@ import (
 // receiver holds only its own messages, never the next claim: the
 // Deliverer claims again as soon as a message slot is free.
 type Deliverer struct {
-	Store     mailroom.MessageStore
-	Signer    mailroom.Signer
-	Transport mailroom.Transport
-	Now       func() time.Time
-	Log       *slog.Logger
-	Retry     mailroom.RetryPolicy
+	Store  mailroom.MessageStore
+	Signer mailroom.Signer
+	// ReturnPaths makes each delivery's envelope sender (VERP), under the
+	// service's key.
+	ReturnPaths mailroom.ReturnPaths
+	Transport   mailroom.Transport
+	Now         func() time.Time
+	Log         *slog.Logger
+	Retry       mailroom.RetryPolicy
 
 	// Node is this node's id, recorded with its claims.
 	Node string

@@ -69,7 +69,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)
 	}
-	delivery.MailFrom = mailroom.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
+	delivery.MailFrom = d.ReturnPaths.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
 
 	// The exchange must end inside the lease (a tenth of it is kept for
 	// recording), or another node may take the recipients over while this

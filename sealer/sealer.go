@@ -3,6 +3,8 @@ package sealer
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -40,6 +42,7 @@ var (
 // concurrent use.
 type Sealer struct {
 	aead cipher.AEAD
+	key  []byte
 }
 
 // New returns a Sealer for key, which must be exactly KeySize bytes: a
@@ -56,7 +59,19 @@ func New(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sealer: %w", err)
 	}
-	return &Sealer{aead: aead}, nil
+	return &Sealer{aead: aead, key: append([]byte(nil), key...)}, nil
+}
+
+// DeriveKey returns a key for another purpose than sealing, named by
+// label (HMAC-SHA256 of the label under the secret key, as HKDF-Expand
+// does for one block, RFC 5869 §2.3): tokens the service signs (return
+// paths, unsubscribe links) need a key every node shares, and one key per
+// purpose keeps a token of one kind from passing for another.
+func (s *Sealer) DeriveKey(label string) []byte {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte(label))
+	m.Write([]byte{1})
+	return m.Sum(nil)
 }
 
 // Seal encrypts plaintext and returns version byte || nonce || ciphertext

@@ -177,3 +177,19 @@ func TestOpenShortInput(t *testing.T) {
 		t.Errorf("29-byte blob: %v", err)
 	}
 }
+
+// Derived keys are stable for a label and a secret key, and differ
+// between labels and between secret keys.
+func TestDeriveKey(t *testing.T) {
+	a, b := newSealer(t, testKey(1)), newSealer(t, testKey(2))
+	x := a.DeriveKey("return-path")
+	if !bytes.Equal(x, newSealer(t, testKey(1)).DeriveKey("return-path")) {
+		t.Fatal("the same label and key derived two keys")
+	}
+	if bytes.Equal(x, a.DeriveKey("unsubscribe")) || bytes.Equal(x, b.DeriveKey("return-path")) {
+		t.Fatal("derived keys collide across labels or secret keys")
+	}
+	if len(x) != 32 {
+		t.Fatalf("derived key of %d bytes", len(x))
+	}
+}

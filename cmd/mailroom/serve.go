@@ -43,6 +43,11 @@ type serveConfig struct {
 	maxTemplates  int
 }
 
+// returnPathKeyLabel names the key of return-path tokens among those
+// derived from the secret key: changing it makes every token in flight
+// unverifiable.
+const returnPathKeyLabel = "mailroom return-path v1"
+
 // The default HTTPS addresses: every interface in production, loopback
 // only with --dev, whose printed key and self-signed certificate are for
 // the developer's own machine, not for the network it sits on.
@@ -139,6 +144,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
+	svc.deliverer.ReturnPaths = mailroom.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel)}
 	if c.maxTemplates < 1 {
 		return usageError{"--max-templates must be at least 1"}
 	}

@@ -1,0 +1,24 @@
+// Package inbound is the return-path MX (docs/api.md "Mail coming back"):
+// an SMTP server (go-smtp) that takes mail only for the bounce subdomains
+// of the domains the service sends for, and the parsers that read what
+// arrives there (delivery status notifications, RFC 3464; complaints,
+// RFC 5965; automatic replies, RFC 3834). What a report changes is the
+// root's Reports service's business.
+package inbound
+
+import (
+	"context"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Handler is what the server asks about each recipient and hands each
+// report to: mailroom.Reports.
+type Handler interface {
+	// Accepts says whether rcpt is an address this MX takes mail for (at
+	// the bounce subdomain of a domain some account has added).
+	Accepts(ctx context.Context, rcpt string) (bool, error)
+	// Apply processes the report r, received for rcpt (a message with
+	// several accepted recipients is applied once for each).
+	Apply(ctx context.Context, rcpt string, r *mailroom.Report) error
+}

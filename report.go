@@ -1,0 +1,63 @@
+package mailroom
+
+// Mail coming back to the return-path MX (docs/api.md "Mail coming back"):
+// what package inbound makes of one message, before the Reports service
+// matches it to the log.
+
+// ReportKind says what a message received at a bounce subdomain is.
+type ReportKind string
+
+const (
+	// ReportDSN is a delivery status notification (RFC 3464), or a
+	// plain-text bounce of an old MTA from which a recipient and a status
+	// could be read.
+	ReportDSN ReportKind = "dsn"
+	// ReportComplaint is an abuse report of a feedback loop (RFC 5965 ARF,
+	// Feedback-Type abuse or fraud).
+	ReportComplaint ReportKind = "complaint"
+	// ReportAutoReply is a vacation responder or other automatic reply
+	// (RFC 3834 Auto-Submitted): never a bounce.
+	ReportAutoReply ReportKind = "auto_reply"
+	// ReportUnknown is anything else: dropped and counted.
+	ReportUnknown ReportKind = "unknown"
+)
+
+// Report is a received message as far as the service understands it.
+type Report struct {
+	Kind ReportKind
+	// Recipients are a DSN's per-recipient blocks (RFC 3464 §2.3).
+	Recipients []ReportRecipient
+	// FeedbackType is an ARF report's Feedback-Type (RFC 5965 §3.1),
+	// lower-cased: "abuse", "fraud", …
+	FeedbackType string
+	// OriginalMessageID is the Message-ID of the message a report is
+	// about (an ARF's third part, or a DSN's returned headers), without
+	// angle brackets; "" when absent.
+	OriginalMessageID string
+	// OriginalRecipient is the recipient an ARF report names
+	// (Original-Rcpt-To, or the original message's To when one address).
+	OriginalRecipient string
+	// Text is the human-readable part, cut to MaxReportText, kept as the
+	// event's detail.
+	Text string
+}
+
+// MaxReportText bounds the reporter's text a report keeps.
+const MaxReportText = 2048
+
+// ReportRecipient is one per-recipient block of a DSN.
+type ReportRecipient struct {
+	// FinalRecipient and OriginalRecipient are the addresses of
+	// Final-Recipient and Original-Recipient, without their type
+	// ("rfc822;"), as written.
+	FinalRecipient    string
+	OriginalRecipient string
+	// Action is lower-cased: failed, delayed, delivered, relayed, expanded.
+	Action string
+	// Status is the enhanced status code, "5.1.1" (RFC 3463).
+	Status string
+	// DiagnosticCode is the remote server's reply, without its type
+	// ("smtp;"): "550 5.1.1 <ann@example.net>: user unknown".
+	DiagnosticCode string
+	RemoteMTA      string
+}
