@@ -30,7 +30,10 @@ type EmailEventData struct {
 	// BounceType is "hard" for a permanent mailbox failure (5.1.x), "soft"
 	// for other bounces.
 	BounceType string `json:"bounceType,omitempty"`
-	Attempt    int    `json:"attempt"`
+	// Async is set on an event that a report received later brought (a
+	// DSN, a complaint), not the SMTP exchange itself.
+	Async   bool `json:"async,omitempty"`
+	Attempt int  `json:"attempt"`
 }
 
 // NewEmailEvent makes the event typ for recipient r of message m.

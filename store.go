@@ -20,6 +20,7 @@ type Store interface {
 	NodeStore
 	TemplateStore
 	WebhookStore
+	ReportStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

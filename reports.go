@@ -1,0 +1,332 @@
+package mailroom
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ReportStore is what the Reports service reads and writes.
+type ReportStore interface {
+	// ReturnPathDomainExists says whether some account's domain has
+	// domain as its bounce subdomain.
+	ReturnPathDomainExists(ctx context.Context, domain string) (bool, error)
+	// ReportedMessage finds a message by id, whatever its account, with
+	// its recipients (a report names no account); ECodeNotFound when
+	// there is none (or it expired).
+	ReportedMessage(ctx context.Context, messageID string) (*Message, error)
+	// RecordReport applies what a report says of one recipient, in one
+	// transaction: its new status (none for a delay), its event, and a
+	// suppression. It is not fenced by a delivery's claim: a late bounce
+	// wins over an attempt in flight, whose outcome is then dropped.
+	RecordReport(ctx context.Context, o *ReportOutcome) error
+}
+
+// ReportOutcome is what one report changes for one recipient.
+type ReportOutcome struct {
+	MessageID string
+	Address   string
+	// Status is the recipient's new status (bounced, complained), or ""
+	// to change none (a delayed DSN).
+	Status       RecipientStatus
+	SMTPCode     int
+	SMTPResponse string
+	Event        *Event
+	Suppress     *Suppression
+}
+
+// Reports applies what arrives at the return-path MX to the log
+// (docs/api.md "Mail coming back"): a DSN bounces a recipient (even a
+// delivered one), a complaint marks it complained, and both suppress.
+// Nothing that does not verify changes anything: a report is matched
+// through its return-path token (ReturnPaths) or, for a complaint, the
+// original message it carries, and only to recipients that message had.
+type Reports struct {
+	Store       ReportStore
+	ReturnPaths ReturnPaths
+	Now         func() time.Time
+	Log         *slog.Logger
+	// Dropped, when set, counts the reports that change nothing, by
+	// reason: auto_reply, unknown, unverified, unmatched.
+	Dropped func(reason string)
+}
+
+// Accepts says whether rcpt is at the bounce subdomain of a domain some
+// account has added: the MX takes mail for nothing else.
+func (s *Reports) Accepts(ctx context.Context, rcpt string) (bool, error) {
+	_, domain, ok := splitAddress(rcpt)
+	if !ok {
+		return false, nil
+	}
+	return s.Store.ReturnPathDomainExists(ctx, domain)
+}
+
+func splitAddress(addr string) (local, domain string, ok bool) {
+	i := strings.LastIndexByte(addr, '@')
+	if i <= 0 || i == len(addr)-1 {
+		return "", "", false
+	}
+	return addr[:i], strings.TrimSuffix(strings.ToLower(addr[i+1:]), "."), true
+}
+
+// Apply applies a report received for rcpt.
+func (s *Reports) Apply(ctx context.Context, rcpt string, r *Report) error {
+	switch r.Kind {
+	case ReportDSN:
+		return s.applyDSN(ctx, rcpt, r)
+	case ReportComplaint:
+		return s.applyComplaint(ctx, rcpt, r)
+	case ReportAutoReply:
+		s.drop("auto_reply", rcpt, r)
+	default:
+		s.drop("unknown", rcpt, r)
+	}
+	return nil
+}
+
+func (s *Reports) drop(reason, rcpt string, r *Report) {
+	if s.Dropped != nil {
+		s.Dropped(reason)
+	}
+	if s.Log != nil {
+		s.Log.Info("inbound report changes nothing", "reason", reason, "kind", string(r.Kind), "rcpt", Excerpt(rcpt, 200))
+	}
+}
+
+// message finds the message a token names, remembering it for the match
+// that follows.
+type reportedMessage struct {
+	store ReportStore
+	m     *Message
+}
+
+func (rm *reportedMessage) recipients(ctx context.Context) func(string) ([]string, error) {
+	return func(id string) ([]string, error) {
+		m, err := rm.store.ReportedMessage(ctx, id)
+		if IsCode(err, ECodeNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rm.m = m
+		out := make([]string, len(m.Recipients))
+		for i, r := range m.Recipients {
+			out[i] = r.Address
+		}
+		return out, nil
+	}
+}
+
+// open checks the token of the address a report came to and returns the
+// message and the recipient it is bound to ("" for the whole message).
+func (s *Reports) open(ctx context.Context, rcpt string) (*Message, string, error) {
+	local, _, ok := splitAddress(rcpt)
+	if !ok {
+		return nil, "", nil
+	}
+	rm := &reportedMessage{store: s.Store}
+	tok, ok, err := s.ReturnPaths.Open(local, rm.recipients(ctx))
+	if err != nil || !ok {
+		return nil, "", err
+	}
+	if rm.m == nil || rm.m.ID != tok.MessageID {
+		m, err := s.Store.ReportedMessage(ctx, tok.MessageID)
+		if IsCode(err, ECodeNotFound) {
+			return nil, "", nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		rm.m = m
+	}
+	return rm.m, tok.Recipient, nil
+}
+
+// recipientOf finds the message's recipient that addr names, ignoring case.
+func recipientOf(m *Message, addr string) *Recipient {
+	addr = strings.Trim(strings.TrimSpace(addr), "<>")
+	for _, r := range m.Recipients {
+		if addr != "" && strings.EqualFold(r.Address, addr) {
+			return r
+		}
+	}
+	return nil
+}
+
+// applyDSN: a failed action with a permanent status bounces the recipient
+// (RFC 3464 §2.3.3, §2.3.4); a delay, or a failure with a temporary
+// status, only writes email.deferred; other actions change nothing.
+func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *Report) error {
+	m, bound, err := s.open(ctx, rcpt)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		s.drop("unverified", rcpt, r)
+		return nil
+	}
+	applied := 0
+	for _, block := range r.Recipients {
+		target := recipientOf(m, block.FinalRecipient)
+		if target == nil {
+			target = recipientOf(m, block.OriginalRecipient)
+		}
+		if target == nil && bound != "" && len(r.Recipients) == 1 {
+			// A DSN for a delivery to one recipient, which the receiving
+			// side rewrote (an alias, a forward): the token names it.
+			target = recipientOf(m, bound)
+		}
+		if target == nil || (bound != "" && !strings.EqualFold(target.Address, bound)) {
+			continue
+		}
+		o := s.dsnOutcome(m, target, block, r.Text)
+		if o == nil {
+			continue
+		}
+		if err := s.Store.RecordReport(ctx, o); err != nil {
+			return err
+		}
+		applied++
+	}
+	if applied == 0 {
+		s.drop("unmatched", rcpt, r)
+	}
+	return nil
+}
+
+func (s *Reports) dsnOutcome(m *Message, target *Recipient, block ReportRecipient, text string) *ReportOutcome {
+	now := s.Now().UTC()
+	action := strings.ToLower(block.Action)
+	permanent := strings.HasPrefix(block.Status, "5.")
+	var typ string
+	var status RecipientStatus
+	switch {
+	case action == "failed" && permanent:
+		typ, status = EventEmailBounced, RecipientBounced
+	case action == "delayed", action == "failed" && strings.HasPrefix(block.Status, "4."):
+		typ = EventEmailDeferred
+	default:
+		return nil
+	}
+	code, response := replyOf(block)
+	r := *target
+	r.SMTPCode, r.SMTPResponse = code, response
+	ev := NewEmailEvent(m.Summary(), &r, typ, now)
+	data := EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From.Address, Subject: m.Subject, Tags: tagsOrEmpty(m.Tags),
+		SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true, Attempt: r.Attempts}
+	hard := status == RecipientBounced && (strings.HasPrefix(block.Status, "5.1.") || IsHardBounce(code, response))
+	if hard {
+		data.BounceType = "hard"
+	}
+	ev.Data = mustJSON(data)
+	o := &ReportOutcome{MessageID: m.ID, Address: r.Address, Event: ev}
+	if status != "" {
+		o.Status, o.SMTPCode, o.SMTPResponse = status, code, response
+	}
+	if hard {
+		o.Suppress = &Suppression{AccountID: m.AccountID, Address: r.Address, Reason: SuppressedHardBounce, MessageID: m.ID, CreatedAt: now}
+	}
+	return o
+}
+
+// replyOf is the SMTP reply a DSN block reports: its Diagnostic-Code when
+// it starts with a reply code, else the class of its Status.
+func replyOf(b ReportRecipient) (int, string) {
+	diag := strings.TrimSpace(b.DiagnosticCode)
+	if len(diag) >= 3 {
+		if n, err := strconv.Atoi(diag[:3]); err == nil && n >= 200 && n <= 599 {
+			return n, Excerpt(diag, 1000)
+		}
+	}
+	code := 550
+	if strings.HasPrefix(b.Status, "4.") {
+		code = 450
+	}
+	response := strconv.Itoa(code) + " " + b.Status
+	if diag != "" {
+		response += " " + diag
+	}
+	return code, Excerpt(response, 1000)
+}
+
+// applyComplaint: an abuse report marks the recipient complained and
+// suppresses the address (RFC 5965). The message is the one the token of
+// the address names, or else the one whose Message-ID the report carries,
+// if it was sent from this bounce subdomain's domain.
+func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) error {
+	m, bound, err := s.open(ctx, rcpt)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		if m, err = s.byMessageIDHeader(ctx, rcpt, r.OriginalMessageID); err != nil {
+			return err
+		}
+	}
+	if m == nil {
+		s.drop("unverified", rcpt, r)
+		return nil
+	}
+	target := recipientOf(m, r.OriginalRecipient)
+	switch {
+	case target == nil && bound != "":
+		target = recipientOf(m, bound)
+	case target == nil && len(m.Recipients) == 1:
+		target = m.Recipients[0]
+	}
+	if target == nil || (bound != "" && !strings.EqualFold(target.Address, bound)) {
+		s.drop("unmatched", rcpt, r)
+		return nil
+	}
+	now := s.Now().UTC()
+	ev := NewEmailEvent(m.Summary(), target, EventEmailComplained, now)
+	ev.Data = mustJSON(EmailEventData{MessageID: m.ID, Recipient: target.Address, From: m.From.Address, Subject: m.Subject,
+		Tags: tagsOrEmpty(m.Tags), Async: true, Attempt: target.Attempts})
+	return s.Store.RecordReport(ctx, &ReportOutcome{MessageID: m.ID, Address: target.Address, Status: RecipientComplained,
+		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
+		Suppress: &Suppression{AccountID: m.AccountID, Address: target.Address, Reason: SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
+}
+
+// byMessageIDHeader finds a message by the Message-ID it was sent with
+// ("<ulid@domain>", the message's own id) if its sending domain is the one
+// whose bounce subdomain the report came to.
+func (s *Reports) byMessageIDHeader(ctx context.Context, rcpt, header string) (*Message, error) {
+	left, right, ok := strings.Cut(strings.Trim(strings.TrimSpace(header), "<>"), "@")
+	id := PrefixMessage + strings.ToLower(left)
+	if !ok || !IsID(id, PrefixMessage) {
+		return nil, nil
+	}
+	_, domain, _ := splitAddress(rcpt)
+	m, err := s.Store.ReportedMessage(ctx, id)
+	if IsCode(err, ECodeNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(domain, "."+strings.ToLower(m.Domain)) || !strings.EqualFold(strings.TrimSuffix(right, "."), m.Domain) {
+		return nil, nil
+	}
+	return m, nil
+}
+
+func tagsOrEmpty(t map[string]string) map[string]string {
+	if t == nil {
+		return map[string]string{}
+	}
+	return t
+}
+
+// mustJSON marshals event data made of strings, ints and maps of strings,
+// which always marshal.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("marshal event data: " + err.Error())
+	}
+	return b
+}

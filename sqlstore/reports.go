@@ -1,0 +1,90 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Reports received at the return-path MX (docs/api.md "Mail coming back").
+
+// ReturnPathDomainExists says whether some account's domain has domain as
+// its bounce subdomain.
+func (s *Store) ReturnPathDomainExists(ctx context.Context, domain string) (bool, error) {
+	var n int
+	err := s.readRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM domains WHERE return_path_domain = $1 LIMIT 1) AS d`, domain).Scan(&n)
+	return n > 0, s.wrap(err, "find return-path domain")
+}
+
+// ReportedMessage finds a message by id in whatever account, with its
+// recipients and tags.
+func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Message, error) {
+	var account string
+	err := s.readRow(ctx, `SELECT account_id FROM messages WHERE id = $1`, id).Scan(&account)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
+	}
+	if err != nil {
+		return nil, s.wrap(err, "find reported message")
+	}
+	m, _, err := s.Message(ctx, account, id)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT key, value FROM message_tags WHERE message_id = $1`, id)
+	if err != nil {
+		return nil, s.wrap(err, "reported message's tags")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, s.wrap(err, "reported message's tags")
+		}
+		if m.Tags == nil {
+			m.Tags = map[string]string{}
+		}
+		m.Tags[k] = v
+	}
+	return m, s.wrap(rows.Err(), "reported message's tags")
+}
+
+// RecordReport applies a report's outcome for one recipient: its status
+// and reply (ending any claim on it, so that an attempt in flight cannot
+// overwrite a late bounce), its event, a suppression, and the message's
+// status, in one transaction shared with other writes.
+func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) error {
+	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if o.Status != "" {
+			var code any
+			if o.SMTPCode != 0 {
+				code = o.SMTPCode
+			}
+			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, smtp_code = $4, smtp_response = $5,
+				due_at = NULL, next_attempt_at = NULL, claim_node = NULL, claim_token = NULL, lease_until = NULL
+				WHERE message_id = $1 AND address = $2`, o.MessageID, o.Address, string(o.Status), code, o.SMTPResponse)
+			if err != nil {
+				return s.wrap(err, "record report")
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", o.Address, o.MessageID)
+			}
+		}
+		if o.Event != nil {
+			if err := s.insertEvent(ctx, tx, o.Event); err != nil {
+				return err
+			}
+		}
+		if o.Suppress != nil {
+			if _, err := s.addSuppression(ctx, tx, o.Suppress); err != nil {
+				return err
+			}
+		}
+		if o.Status == "" {
+			return nil
+		}
+		return s.rederiveStatus(ctx, tx, o.MessageID)
+	}, o.MessageID)
+}
