@@ -80,4 +80,3 @@ func (o Outcome) String() string {
 	}
 	return "deferred"
 }
-

@@ -32,8 +32,11 @@ type EmailEventData struct {
 	BounceType string `json:"bounceType,omitempty"`
 	// Async is set on an event that a report received later brought (a
 	// DSN, a complaint), not the SMTP exchange itself.
-	Async   bool `json:"async,omitempty"`
-	Attempt int  `json:"attempt"`
+	Async bool `json:"async,omitempty"`
+	// ReportText is the human-readable part of that report, cut to
+	// MaxReportText.
+	ReportText string `json:"reportText,omitempty"`
+	Attempt    int    `json:"attempt"`
 }
 
 // NewEmailEvent makes the event typ for recipient r of message m.

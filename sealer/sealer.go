@@ -4,8 +4,8 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 )
