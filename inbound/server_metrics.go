@@ -1,0 +1,63 @@
+package inbound
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Outcomes the Server reports through Observe. Per connection:
+// OutcomeConnRefused. Per RCPT: OutcomeRcptRefused, OutcomeRcptError. Per
+// message: OutcomeTooLarge, OutcomeAborted, OutcomeUnparsed, and, once for
+// each of its recipients, one of OutcomeApplied, OutcomeUnavailable,
+// OutcomeFailed. What the Handler drops (auto-replies, reports matching
+// nothing, tokens that do not verify) it counts itself: to the server
+// those are applied.
+const (
+	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns,
+	// answered 421.
+	OutcomeConnRefused = "conn_refused"
+	// OutcomeRcptRefused: a recipient the Handler does not take, answered
+	// 550 5.1.1.
+	OutcomeRcptRefused = "rcpt_refused"
+	// OutcomeRcptError: the Handler could not say, answered 451 4.3.0.
+	OutcomeRcptError = "rcpt_error"
+	// OutcomeTooLarge: a message beyond MaxBytes, answered 552.
+	OutcomeTooLarge = "too_large"
+	// OutcomeAborted: a message cut off (timeout, disconnection, a line
+	// beyond the line limit): nothing is applied.
+	OutcomeAborted = "aborted"
+	// OutcomeUnparsed: a message Parse could not read at all, accepted
+	// (250) and dropped: refusing it would make the sender bounce a
+	// bounce.
+	OutcomeUnparsed = "unparsed"
+	// OutcomeApplied: the Handler applied the report for a recipient.
+	OutcomeApplied = "applied"
+	// OutcomeUnavailable: storage was unavailable; the message was
+	// answered 451 and the sender delivers it again later.
+	OutcomeUnavailable = "unavailable"
+	// OutcomeFailed: the Handler failed otherwise; the message was
+	// accepted and the report dropped.
+	OutcomeFailed = "failed"
+)
+
+// Outcomes lists every outcome, so that each counter exists at 0 from the
+// start.
+var Outcomes = []string{
+	OutcomeConnRefused, OutcomeRcptRefused, OutcomeRcptError,
+	OutcomeTooLarge, OutcomeAborted, OutcomeUnparsed,
+	OutcomeApplied, OutcomeUnavailable, OutcomeFailed,
+}
+
+// Metrics registers the return-path MX's counter on reg and returns the
+// hook to set as Server.Observe. An operator sees from it that reports
+// arrive and are applied, that storage turned them away (unavailable), or
+// that something hammers the MX (refused connections and recipients).
+func Metrics(reg prometheus.Registerer) func(outcome string) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mailroom_inbound_smtp_total",
+		Help: "What the return-path MX did with connections, recipients and messages, by outcome " +
+			"(conn_refused, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed).",
+	}, []string{"outcome"})
+	reg.MustRegister(c)
+	for _, o := range Outcomes {
+		c.WithLabelValues(o)
+	}
+	return func(outcome string) { c.WithLabelValues(outcome).Inc() }
+}
