@@ -70,9 +70,9 @@ type Server struct {
 	// Hostname is the name the server greets with (RFC 5321 §4.3.1); the
 	// machine's hostname by default.
 	Hostname string
-	// Log receives a line per message, refused recipient and refused
-	// connection; slog.Default() when nil. Message contents are never
-	// logged.
+	// Log receives a line per message and per refused recipient (refused
+	// connections at Debug); slog.Default() when nil. Message contents are
+	// never logged.
 	Log *slog.Logger
 	// Parse reads a message into a report; ParseReport by default. It gets
 	// the message as a stream, bounded by MaxBytes: it should not need to
@@ -112,8 +112,8 @@ type Server struct {
 	data sync.WaitGroup
 }
 
-// Serve accepts connections on ln until Shutdown or Close, and then
-// returns ErrServerClosed. It closes ln. It may be called once.
+// Serve accepts connections on ln until Shutdown or Close, which close ln,
+// and then returns ErrServerClosed. It may be called once.
 func (s *Server) Serve(ln net.Listener) error {
 	if s.Handler == nil {
 		return errors.New("inbound: Server.Handler is not set")
@@ -319,10 +319,11 @@ func (s *Server) handlerTimeout() time.Duration {
 	return DefaultHandlerTimeout
 }
 
-// refused is the listener's report of a connection turned away.
+// refused is the listener's report of a connection turned away: counted,
+// and logged at Debug only, since a flood would otherwise flood the log.
 func (s *Server) refused(remote net.Addr, reason string) {
 	s.observe(OutcomeConnRefused)
-	s.log().Info("inbound connection refused", "remote", remote.String(), "reason", reason)
+	s.log().Debug("inbound connection refused", "remote", remote.String(), "reason", reason)
 }
 
 // smtpLog takes go-smtp's own error lines: a panic in a session is a bug
@@ -335,9 +336,12 @@ func (l smtpLog) Println(v ...any)               { l.line(fmt.Sprintln(v...)) }
 
 func (l smtpLog) line(msg string) {
 	msg = strings.TrimSpace(msg)
-	if strings.Contains(msg, "panic") {
-		l.log.Error("inbound smtp: "+msg, "component", "inbound")
-		return
+	switch {
+	case strings.Contains(msg, "panic"):
+		l.log.Error("inbound smtp: " + msg)
+	case strings.HasPrefix(msg, "accept error"):
+		l.log.Warn("inbound smtp: " + msg)
+	default:
+		l.log.Debug("inbound smtp: " + msg)
 	}
-	l.log.Debug("inbound smtp: "+msg, "component", "inbound")
 }

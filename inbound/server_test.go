@@ -14,6 +14,7 @@ import (
 	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
@@ -462,5 +463,39 @@ func TestServerDefaultParser(t *testing.T) {
 	got := ts.h.appliedReports()
 	if len(got) != before+1 || got[before].report.Kind != mailroom.ReportDSN {
 		t.Fatalf("the Postfix bounce was applied as %+v, want one DSN", got[before:])
+	}
+}
+
+func TestServerMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	observe := inbound.Metrics(reg)
+	ts := startServer(t, func(s *inbound.Server) { s.Observe = observe })
+	c := dial(t, ts.addr)
+	if err := send(c, []string{"bounce-1@" + bounceDomain}, message("dsn", "x\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Mail("", nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Rcpt("nobody@example.net", nil)
+
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "mailroom_inbound_smtp_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	if len(got) != len(inbound.Outcomes) {
+		t.Errorf("counters %v, want one per outcome from the start", got)
+	}
+	if got["applied"] != 1 || got["rcpt_refused"] != 1 || got["failed"] != 0 {
+		t.Errorf("counters %v", got)
 	}
 }

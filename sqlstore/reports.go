@@ -54,7 +54,9 @@ func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Messa
 // RecordReport applies a report's outcome for one recipient: its status
 // and reply (ending any claim on it, so that an attempt in flight cannot
 // overwrite a late bounce), its event, a suppression, and the message's
-// status, in one transaction shared with other writes.
+// status, in one transaction shared with other writes. A recipient already
+// in the report's state is left as it is, with no second event: a sender
+// that retries a report applies it once.
 func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) error {
 	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if o.Status != "" {
@@ -64,12 +66,19 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, smtp_code = $4, smtp_response = $5,
 				due_at = NULL, next_attempt_at = NULL, claim_node = NULL, claim_token = NULL, lease_until = NULL
-				WHERE message_id = $1 AND address = $2`, o.MessageID, o.Address, string(o.Status), code, o.SMTPResponse)
+				WHERE message_id = $1 AND address = $2 AND status <> $3`, o.MessageID, o.Address, string(o.Status), code, o.SMTPResponse)
 			if err != nil {
 				return s.wrap(err, "record report")
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
-				return mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", o.Address, o.MessageID)
+				// Already in that state: the same report again (a sender
+				// retrying after a 451), or a second one. Nothing more.
+				var n int
+				err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM recipients WHERE message_id = $1 AND address = $2`, o.MessageID, o.Address).Scan(&n)
+				if err == nil && n == 0 {
+					return mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", o.Address, o.MessageID)
+				}
+				return s.wrap(err, "record report")
 			}
 		}
 		if o.Event != nil {

@@ -74,7 +74,20 @@ func testReportsBounce(t *testing.T, s mailroom.Store) {
 	if err := rp.Apply(ctx, bounceAddress(rp, m, "ann@example.net"), dsn); err != nil {
 		t.Fatal(err)
 	}
+	// The same DSN again (its sender retried): no second event.
+	if err := rp.Apply(ctx, bounceAddress(rp, m, "ann@example.net"), dsn); err != nil {
+		t.Fatal(err)
+	}
 	got, events := messageOf(t, s, acme.ID, m.ID)
+	bounces := 0
+	for _, e := range events {
+		if e.Type == mailroom.EventEmailBounced {
+			bounces++
+		}
+	}
+	if bounces != 1 {
+		t.Fatalf("%d email.bounced events after the same DSN twice, want 1", bounces)
+	}
 	if got.Recipients[0].Status != mailroom.RecipientBounced || got.Recipients[0].SMTPCode != 550 ||
 		!strings.Contains(got.Recipients[0].SMTPResponse, "User unknown") || got.Recipients[1].Status != mailroom.RecipientDelivered {
 		t.Fatalf("after the DSN: %+v / %+v", got.Recipients[0], got.Recipients[1])
