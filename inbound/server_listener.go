@@ -103,13 +103,6 @@ func (l *limitListener) closeConns() {
 	}
 }
 
-// held is how many connections are held, for tests.
-func (l *limitListener) held() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.conns)
-}
-
 // release gives back c's slots; it runs once per connection.
 func (l *limitListener) release(c *limitedConn) {
 	l.mu.Lock()
