@@ -15,7 +15,8 @@ type MessageLog struct {
 // Raw returns the exact signed bytes of an account's message: those stored,
 // or, before its first attempt, composed, signed and stored now, so that
 // what the log shows is exactly what will be sent (the first stored bytes
-// are the only ones ever sent). A scheduled message has none yet, and a
+// are the only ones ever sent). Marketing mail, composed per recipient,
+// shows its first recipient's copy. A scheduled message has none yet, and a
 // canceled one never will: ECodeInvalidState.
 func (l *MessageLog) Raw(ctx context.Context, accountID, messageID string) ([]byte, error) {
 	m, _, err := l.Store.Message(ctx, accountID, messageID)
@@ -31,9 +32,22 @@ func (l *MessageLog) Raw(ctx context.Context, accountID, messageID string) ([]by
 	case m.Status == MessageCanceled:
 		return nil, Errorf(ECodeInvalidState, "The message was canceled before it was due: it was never composed.")
 	}
-	raw, _, err := l.Signer.Signed(ctx, m.Summary())
+	signed, err := l.Signer.Signed(ctx, m.Summary())
 	if IsCode(err, ECodeNotFound) {
 		return nil, Errorf(ECodeInvalidState, "The message was never composed, and its sending domain has been removed.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if signed.Copy == nil || len(m.Recipients) == 0 {
+		return signed.Raw, nil
+	}
+	// Marketing mail: every recipient gets a copy of its own (its own
+	// List-Unsubscribe and signature); the log shows the first
+	// recipient's, the very bytes it was (or will be) sent.
+	raw, err := signed.For(m.Recipients[0].Address)
+	if IsCode(err, ECodeNotFound) {
+		return nil, Errorf(ECodeInvalidState, "The message is signed for each recipient, and its sending domain has been removed: its copies can no longer be signed.")
 	}
 	return raw, err
 }

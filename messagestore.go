@@ -186,7 +186,8 @@ type MessageFilter struct {
 // SuppressionStore keeps the addresses an account must not send to.
 type SuppressionStore interface {
 	// AddSuppression adds or keeps an address; an existing entry is
-	// returned unchanged.
+	// returned unchanged, unless it is an unsubscribe and s is for another
+	// reason (SuppressionReason.Outranks): s replaces it then.
 	AddSuppression(ctx context.Context, s *Suppression) (*Suppression, error)
 	Suppression(ctx context.Context, accountID, address string) (*Suppression, error)
 	ListSuppressions(ctx context.Context, accountID string, page Page) ([]*Suppression, string, error)
@@ -209,4 +210,23 @@ const (
 	SuppressedHardBounce SuppressionReason = "hard_bounce"
 	SuppressedComplaint  SuppressionReason = "complaint"
 	SuppressedManual     SuppressionReason = "manual"
+	// SuppressedUnsubscribe is a recipient's one-click unsubscribe (RFC
+	// 8058): it stops marketing mail only (docs/api.md "Suppressions").
+	SuppressedUnsubscribe SuppressionReason = "unsubscribe"
 )
+
+// Stops says whether an entry for this reason stops mail of category c:
+// an unsubscribe stops marketing mail only, so that an order confirmation
+// or a password reset still reaches whoever left a newsletter; every
+// other reason stops all mail.
+func (r SuppressionReason) Stops(c Category) bool {
+	return r != SuppressedUnsubscribe || c == CategoryMarketing
+}
+
+// Outranks says whether an entry for reason r replaces one for old when
+// both are added for an address: only an unsubscribe, which stops less
+// than the others, is replaced (by a hard bounce, a complaint or a manual
+// entry); any other entry stays what it was. Storage keeps this rule.
+func (r SuppressionReason) Outranks(old SuppressionReason) bool {
+	return old == SuppressedUnsubscribe && r != SuppressedUnsubscribe
+}

@@ -49,6 +49,10 @@ type Reports struct {
 	ReturnPaths ReturnPaths
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Unsubscribes takes the mail sent to marketing messages' mailto
+	// unsubscribe addresses (RFC 2369 List-Unsubscribe), which are on the
+	// same bounce subdomains; nil leaves them unprocessed.
+	Unsubscribes *Unsubscribes
 	// Dropped, when set, counts the reports that change nothing, by
 	// reason: auto_reply, unknown, unverified, unmatched.
 	Dropped func(reason string)
@@ -72,8 +76,21 @@ func splitAddress(addr string) (local, domain string, ok bool) {
 	return addr[:i], strings.TrimSuffix(strings.ToLower(addr[i+1:]), "."), true
 }
 
-// Apply applies a report received for rcpt.
+// Apply applies a report received for rcpt. A mail to a mailto
+// unsubscribe address unsubscribes, whatever it says (RFC 2369 §3.2: its
+// arrival is the request); any other is read as the report it is.
 func (s *Reports) Apply(ctx context.Context, rcpt string, r *Report) error {
+	if local, _, ok := splitAddress(rcpt); ok && s.Unsubscribes != nil && IsUnsubscribeLocalPart(local) {
+		if r.Kind == ReportAutoReply {
+			s.drop("auto_reply", rcpt, r)
+			return nil
+		}
+		_, ok, err := s.Unsubscribes.UnsubscribeByMail(ctx, local)
+		if err == nil && !ok {
+			s.drop("unverified", rcpt, r)
+		}
+		return err
+	}
 	switch r.Kind {
 	case ReportDSN:
 		return s.applyDSN(ctx, rcpt, r)

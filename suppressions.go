@@ -26,7 +26,9 @@ func (s *Suppressions) now() time.Time {
 // is true when this call added the entry; when the address was suppressed
 // already, the entry there is returned unchanged and created is false: a
 // hard bounce or a complaint stays what it was, since it says more than a
-// manual entry would.
+// manual entry would. An unsubscribe entry, which stops marketing mail
+// only, is the exception: the manual entry replaces it (created is true),
+// since whoever adds one by hand means to stop all mail.
 //
 // The store keeps an existing entry and returns it, so the entry is new
 // exactly when it is the one asked for. Two adds of one address in the same

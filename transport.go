@@ -1,6 +1,9 @@
 package mailroom
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Delivery is one SMTP transaction's worth of work: one message to one or
 // more recipients at one destination domain (docs/design.md "How mail is delivered": several
@@ -92,13 +95,54 @@ type DKIMKey struct {
 	PrivateKeyPKCS8 []byte
 }
 
-// Composer renders a message as signed RFC 5322 bytes (package compose).
+// Composer renders a message as RFC 5322 bytes (package compose).
 type Composer interface {
+	// Compose returns m as RFC 5322 bytes. Mail that every recipient gets
+	// alike is signed, once: the bytes begin with their DKIM-Signature
+	// field (IsSigned). Mail composed per recipient (marketing, whose
+	// every copy carries its own List-Unsubscribe, RFC 8058) comes back
+	// unsigned: the part common to every copy, which Copies completes.
 	Compose(m *Message, key DKIMKey) ([]byte, error)
+	// Copies prepares the per-recipient copies of base (unsigned, as
+	// Compose returned it): the function it returns puts fields and a
+	// DKIM signature covering them and base in front of base. The same
+	// fields always give the same bytes.
+	Copies(base []byte, key DKIMKey) (func(fields []Header) ([]byte, error), error)
 }
 
-// Signer returns a message's signed RFC 5322 bytes, composing, signing and
-// storing them on first use (package delivery), and its return-path domain.
+// IsSigned says whether raw, as a Composer made it and storage keeps it,
+// is signed (sent as it is to every recipient) rather than the unsigned
+// common part of mail composed per recipient.
+func IsSigned(raw []byte) bool {
+	const field = "DKIM-Signature:"
+	return len(raw) >= len(field) && strings.EqualFold(string(raw[:len(field)]), field)
+}
+
+// Signed is a message ready to be sent: what storage keeps of it, and how
+// each recipient's bytes are made from that.
+type Signed struct {
+	// Raw is the stored bytes: the signed message every recipient is sent,
+	// or, for mail composed per recipient, the unsigned part common to
+	// their copies.
+	Raw []byte
+	// ReturnPath is the sending domain's bounce subdomain, the envelope
+	// sender's domain.
+	ReturnPath string
+	// Copy is set for mail composed per recipient (marketing): it returns
+	// the signed copy recipient is sent (the same bytes on every call).
+	Copy func(recipient string) ([]byte, error)
+}
+
+// For returns the bytes recipient is sent.
+func (s *Signed) For(recipient string) ([]byte, error) {
+	if s.Copy == nil {
+		return s.Raw, nil
+	}
+	return s.Copy(recipient)
+}
+
+// Signer returns a message ready to be sent, composing, signing and
+// storing it on first use (package delivery).
 type Signer interface {
-	Signed(ctx context.Context, m *MessageSummary) (raw []byte, returnPath string, err error)
+	Signed(ctx context.Context, m *MessageSummary) (*Signed, error)
 }

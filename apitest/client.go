@@ -145,6 +145,8 @@ var (
 func loadDoc() {
 	// Raw messages are bytes: checked as an opaque string.
 	openapi3filter.RegisterBodyDecoder("message/rfc822", openapi3filter.FileBodyDecoder)
+	// The unsubscribe pages: checked as an opaque string too.
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
 	loader := openapi3.NewLoader()
 	doc, docErr = loader.LoadFromData(mhttp.OpenAPIDocument())
 	if docErr == nil {

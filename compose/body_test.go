@@ -192,7 +192,7 @@ func TestWireFormatLimits(t *testing.T) {
 		logo,
 	}
 	m.Category = mailroom.CategoryMarketing
-	raw := mustCompose(t, m)
+	raw := mustComposeCopy(t, m, "jürgen.müller+"+strings.Repeat("x", 40)+"@example.net")
 
 	for i, line := range bytes.Split(raw, []byte("\r\n")) {
 		if bytes.ContainsAny(line, "\r\n") {

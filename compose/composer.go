@@ -19,10 +19,6 @@ var ErrNoBody = errors.New("compose: message has neither text nor html")
 // one value serves every worker at once. Every error it returns is
 // permanent for that message and key: composing again gives the same error.
 type Composer struct {
-	// Hostname is the service's public name. Marketing mail points its
-	// RFC 8058 one-click unsubscribe URL at it, so it must be set when
-	// marketing mail is sent.
-	Hostname string
 	// Now gives the Date header; nil means time.Now. Injected so that tests
 	// get stable bytes.
 	Now func() time.Time
@@ -33,6 +29,11 @@ var _ mailroom.Composer = Composer{}
 // Compose returns m as signed RFC 5322 bytes with CRLF line endings: the
 // DKIM-Signature field first, then the header (header.go), then the MIME
 // body (body.go). m is not modified.
+//
+// Marketing mail is the exception: each recipient's copy carries its own
+// RFC 8058 unsubscribe link, so it is composed without them and left
+// unsigned, the part common to every copy, which Copies completes per
+// recipient (copies.go). The key is checked all the same.
 func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, error) {
 	// The key first: a domain whose key cannot be opened cannot send
 	// anything, and saying so beats saying what else is wrong.
@@ -73,6 +74,9 @@ func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, er
 	}
 
 	msg := buf.Bytes()[sigRoom:]
+	if perRecipient(m) {
+		return msg, nil
+	}
 	sig, err := sign(msg, key, signer, fields.signedNames())
 	if err != nil {
 		return nil, err

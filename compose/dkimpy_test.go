@@ -79,13 +79,18 @@ func TestDKIMpyVerifies(t *testing.T) {
 		// Sent unencoded, in 7bit: dkimpy hashes it as it is.
 		{Filename: "original.eml", ContentType: "message/rfc822",
 			Content: []byte("Subject: Greetings\nContent-Type: text/plain\n\nGreetings from Cologne\n")}}
-	raw := mustCompose(t, m)
+	// A recipient's copy of marketing mail: its List-Unsubscribe pair
+	// signed by copies.go's signer, the rest as compose writes it.
+	raw := mustComposeCopy(t, m, "bob@example.net")
 	if !bytes.Contains(raw, []byte("Content-Type: message/rfc822")) || !bytes.Contains(raw, []byte("Greetings from Cologne\r\n")) {
 		t.Fatal("the message/rfc822 attachment is not sent unencoded")
 	}
 
 	if ok, out := dkimpy(t, raw); !ok {
 		t.Fatalf("dkimpy rejects the signature: %s", out)
+	}
+	if ok, out := dkimpy(t, mustCompose(t, testMessage())); !ok {
+		t.Fatalf("dkimpy rejects the signature of transactional mail: %s", out)
 	}
 	// The harness can say no: a tampered body fails.
 	forged := bytes.Replace(raw, []byte("shipped"), []byte("stalled"), 1)

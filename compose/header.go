@@ -14,8 +14,9 @@ const dateLayout = "Mon, 02 Jan 2006 15:04:05 -0700"
 
 // headerFields lists the top-level header: the originator, destination and
 // identification fields, the MIME fields of the body's root entity
-// (content), RFC 8058 one-click unsubscribe for marketing mail, then the
-// client's extra headers in the order given.
+// (content), then the client's extra headers in the order given. RFC
+// 8058's unsubscribe pair of marketing mail is per recipient: Copies puts
+// it in front.
 //
 // There is never a Bcc field: RFC 5322 §3.6.3 lets a sender write one, but
 // whoever reads it learns who was blind-copied, which is what a blind copy
@@ -65,14 +66,23 @@ func (c Composer) headerFields(m *mailroom.Message, content fields) (fields, err
 	if err != nil {
 		return nil, err
 	}
-	if m.Category == mailroom.CategoryMarketing && !extra.has("List-Unsubscribe") {
-		u, err := c.unsubscribeFields(m)
-		if err != nil {
-			return nil, err
-		}
-		fs = append(fs, u...)
-	}
 	return append(fs, extra...), nil
+}
+
+// perRecipient says whether m is composed per recipient: marketing mail
+// gets RFC 8058's one-click unsubscribe pair, whose URL names the
+// recipient, in each recipient's copy (Copies), unless the client gave a
+// List-Unsubscribe of its own, which every recipient then gets alike.
+func perRecipient(m *mailroom.Message) bool {
+	if m.Category != mailroom.CategoryMarketing {
+		return false
+	}
+	for _, h := range m.Headers {
+		if strings.EqualFold(h.Name, "List-Unsubscribe") {
+			return false
+		}
+	}
+	return true
 }
 
 // addressList formats a list of mailboxes. Display names are quoted when
@@ -114,25 +124,4 @@ func displayName(n string) string {
 		}
 	}
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(n) + `"`
-}
-
-// unsubscribeFields are RFC 8058's one-click unsubscribe pair. §3.1: the
-// URI is https, and a POST of "List-Unsubscribe=One-Click" to it
-// unsubscribes without any further step; §4: both fields must be covered
-// by a DKIM signature (sign.go signs them).
-//
-// The URL names the message, not a recipient: the bytes are composed once
-// for all of a message's recipients (docs/design.md "How a message travels"), so whatever handles the
-// POST decides which of them it unsubscribes.
-func (c Composer) unsubscribeFields(m *mailroom.Message) (fields, error) {
-	if c.Hostname == "" || strings.ContainsAny(c.Hostname, "/<> \t\r\n") {
-		return nil, fmt.Errorf("compose: marketing mail needs a valid Hostname for its unsubscribe URL, have %q", c.Hostname)
-	}
-	if m.ID == "" || strings.ContainsAny(m.ID, "/<> \t\r\n") {
-		return nil, fmt.Errorf("compose: invalid message id %q", m.ID)
-	}
-	return fields{
-		{"List-Unsubscribe", "<https://" + c.Hostname + "/v1/unsubscribe/" + m.ID + ">"},
-		{"List-Unsubscribe-Post", "List-Unsubscribe=One-Click"},
-	}, nil
 }

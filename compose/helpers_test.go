@@ -60,7 +60,45 @@ func testMessage() *mailroom.Message {
 }
 
 func testComposer() Composer {
-	return Composer{Hostname: "mail.example.com", Now: func() time.Time { return testNow }}
+	return Composer{Now: func() time.Time { return testNow }}
+}
+
+// testLinks makes unsubscribe fields as the service does, under a test key.
+var testLinks = mailroom.UnsubscribeLinks{
+	Tokens:    mailroom.UnsubscribeTokens{Key: []byte("test unsubscribe key")},
+	PublicURL: "https://mail.example.com",
+}
+
+// testAccount is the account the test messages' unsubscribe links name.
+const testAccount = "acct_01kaxyz0000000000000000000"
+
+// copyFields are the List-Unsubscribe pair of rcpt's copy of m, as the
+// delivery worker makes them.
+func copyFields(t *testing.T, m *mailroom.Message, rcpt string) []mailroom.Header {
+	t.Helper()
+	fs, err := testLinks.Fields(mailroom.Unsubscribe{AccountID: testAccount, MessageID: strings.ToLower(m.ID), Address: rcpt},
+		"bounces."+m.Domain)
+	if err != nil {
+		t.Fatalf("unsubscribe fields: %v", err)
+	}
+	return fs
+}
+
+// mustComposeCopy composes marketing mail m and returns rcpt's copy, as the
+// delivery worker sends it.
+func mustComposeCopy(t *testing.T, m *mailroom.Message, rcpt string) []byte {
+	t.Helper()
+	key, _ := testDomainKey()
+	base := mustCompose(t, m)
+	copies, err := testComposer().Copies(base, key)
+	if err != nil {
+		t.Fatalf("Copies: %v", err)
+	}
+	raw, err := copies(copyFields(t, m, rcpt))
+	if err != nil {
+		t.Fatalf("copy for %s: %v", rcpt, err)
+	}
+	return raw
 }
 
 func mustCompose(t *testing.T, m *mailroom.Message) []byte {

@@ -9,7 +9,8 @@ import (
 )
 
 // deliverMessage delivers one claimed message: signed once, then one
-// transaction per recipient domain, side by side (docs/design.md "How mail is delivered"). Each
+// transaction per recipient domain, side by side (docs/design.md "How mail is delivered"), or,
+// for marketing mail, one per recipient (deliverCopies). Each
 // domain's outcome is recorded as soon as its exchange ends (the store
 // shares the commit with its neighbours), so that a crash repeats only the
 // exchanges it interrupted.
@@ -26,7 +27,7 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 		w.handBack(msg)
 		return
 	}
-	raw, returnPath, err := d.Signer.Signed(w.exchanges, msg[0].Message)
+	signed, err := d.Signer.Signed(w.exchanges, msg[0].Message)
 	if err != nil && !w.mayStart() {
 		// Storage went away while the message was prepared: nothing was
 		// sent, and this node may not send now.
@@ -43,9 +44,39 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 	}
 	var wg sync.WaitGroup
 	for _, group := range byDomain(msg) {
-		wg.Go(func() { w.deliverGroup(group, raw, returnPath) })
+		if signed.Copy != nil {
+			wg.Go(func() { w.deliverCopies(group, signed) })
+			continue
+		}
+		wg.Go(func() { w.deliverGroup(group, signed.Raw, signed.ReturnPath, w.exchangeDeadline()) })
 	}
 	wg.Wait()
+}
+
+// exchangeDeadline is when exchanges that start now must end: inside the
+// lease (a tenth of it is kept for recording), or another node may take
+// the recipients over while this one still talks to their server.
+func (w *work) exchangeDeadline() time.Time { return time.Now().Add(w.d.Lease - w.d.Lease/10) }
+
+// deliverCopies sends each recipient at one domain a copy of its own
+// (marketing mail: each copy's RFC 8058 link names its recipient), one
+// transaction each, one after another, over the connection the transport
+// keeps to their host. Together they end inside the lease, as one group's
+// exchange does: recipients not started by then are handed back.
+func (w *work) deliverCopies(group []*mailroom.QueuedRecipient, signed *mailroom.Signed) {
+	deadline := w.exchangeDeadline()
+	for i, q := range group {
+		if !w.mayStart() || !time.Now().Before(deadline) {
+			w.handBack(group[i:])
+			return
+		}
+		data, err := signed.Copy(q.Address)
+		if err != nil {
+			w.record(q.MessageID, w.d.unsendable([]*mailroom.QueuedRecipient{q}, err))
+			continue
+		}
+		w.deliverGroup([]*mailroom.QueuedRecipient{q}, data, signed.ReturnPath, deadline)
+	}
 }
 
 // mayStart reports whether a new exchange may begin: not while draining,
@@ -56,9 +87,9 @@ func (w *work) mayStart() bool {
 	return w.stop.Err() == nil && !w.d.storageDown.Load() && (w.d.Healthy == nil || w.d.Healthy())
 }
 
-// deliverGroup sends one message to its recipients at one domain and
-// records the outcome.
-func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, returnPath string) {
+// deliverGroup sends one message to its recipients at one domain, in one
+// transaction that ends by deadline, and records the outcome.
+func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, returnPath string, deadline time.Time) {
 	d := w.d
 	if !w.mayStart() {
 		w.handBack(group)
@@ -71,10 +102,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	}
 	delivery.MailFrom = d.ReturnPaths.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
 
-	// The exchange must end inside the lease (a tenth of it is kept for
-	// recording), or another node may take the recipients over while this
-	// one still talks to their server.
-	ctx, cancel := context.WithTimeout(w.exchanges, d.Lease-d.Lease/10)
+	ctx, cancel := context.WithDeadline(w.exchanges, deadline)
 	start := time.Now()
 	results := d.Transport.Deliver(ctx, delivery)
 	exchange := time.Since(start)

@@ -219,7 +219,7 @@ func TestDeliveryRSSChild(t *testing.T) {
 	}
 
 	for _, m := range c.SignBefore {
-		if _, _, err := d.Signer.Signed(context.Background(), m); err != nil {
+		if _, err := d.Signer.Signed(context.Background(), m); err != nil {
 			t.Fatal(err)
 		}
 	}

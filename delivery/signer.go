@@ -13,10 +13,19 @@ import (
 // two nodes race), and every later attempt, and the log's raw view, use the
 // stored bytes, so that the Message-ID and signature never change
 // (docs/design.md "How a message travels").
+//
+// Marketing mail is stored unsigned, the part common to every recipient's
+// copy, and each copy gets its own RFC 8058 unsubscribe pair and DKIM
+// signature when it is sent (Composer.Copies), the same bytes on every
+// attempt.
 type Signer struct {
 	Store    mailroom.MessageStore
 	Domains  *mailroom.Domains
 	Composer mailroom.Composer
+	// Unsubscribe makes the List-Unsubscribe pair of each recipient's copy
+	// of marketing mail. Set it before the Signer is used, or later with
+	// SetUnsubscribe.
+	Unsubscribe mailroom.UnsubscribeLinks
 
 	// domains caches sending domains briefly: every message of a domain
 	// needs its key and return path, and re-reading the row (with its
@@ -36,42 +45,96 @@ type cachedDomain struct {
 // a removed domain stops being used within it.
 const domainCacheTTL = 30 * time.Second
 
-// Signed returns the message's stored signed bytes, composing, signing and
-// storing them first if they are not stored yet, and its return-path
-// domain. Stored bytes need no domain key: a message signed before its
-// domain was removed is still sent (and shown) as it was signed. A domain
-// removed before the first attempt is ECodeNotFound.
-func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) ([]byte, string, error) {
+// Signed returns the message ready to be sent: its stored bytes, composed,
+// signed and stored first if they are not stored yet, and its return-path
+// domain. Stored signed bytes need no domain key: a message signed before
+// its domain was removed is still sent (and shown) as it was signed. A
+// domain removed before the first attempt is ECodeNotFound, and so is
+// each copy of marketing mail whose domain was removed since: its copies
+// can no longer be signed.
+func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mailroom.Signed, error) {
 	m, raw, err := s.Store.MessageForDelivery(ctx, sum.ID)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	domain, err := s.sendingDomain(ctx, sum.AccountID, sum.Domain)
 	switch {
 	case err == nil:
 	case raw != nil && mailroom.IsCode(err, mailroom.ECodeNotFound):
-		return raw, s.Domains.Settings.ReturnPathDomain(sum.Domain), nil
+		out := &mailroom.Signed{Raw: raw, ReturnPath: s.Domains.Settings.ReturnPathDomain(sum.Domain)}
+		if gone := err; !mailroom.IsSigned(raw) {
+			out.Copy = func(string) ([]byte, error) { return nil, gone }
+		}
+		return out, nil
 	default:
-		return nil, "", err
+		return nil, err
 	}
-	if raw != nil {
-		return raw, domain.ReturnPathDomain, nil
+	if raw == nil {
+		if raw, err = s.Compose(m, domain); err != nil {
+			return nil, err
+		}
+		if raw, err = s.Store.SaveRaw(ctx, m.ID, raw); err != nil {
+			return nil, err
+		}
 	}
-	raw, err = s.Compose(m, domain)
-	if err != nil {
-		return nil, "", err
+	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain}
+	if !mailroom.IsSigned(raw) {
+		if out.Copy, err = s.copies(sum, raw, domain); err != nil {
+			return nil, err
+		}
 	}
-	raw, err = s.Store.SaveRaw(ctx, m.ID, raw)
-	return raw, domain.ReturnPathDomain, err
+	return out, nil
 }
 
-// Compose renders and signs m with its domain's DKIM key.
-func (s *Signer) Compose(m *mailroom.Message, domain *mailroom.Domain) ([]byte, error) {
-	key, err := s.Domains.DKIMPrivateKey(domain)
+// SetUnsubscribe replaces Unsubscribe while the Signer is in use: the
+// public URL of `serve --dev` on an ephemeral port is known only once the
+// HTTPS listener is up.
+func (s *Signer) SetUnsubscribe(l mailroom.UnsubscribeLinks) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Unsubscribe = l
+}
+
+// copies returns the function that makes each recipient's copy of
+// marketing mail from its stored common part.
+func (s *Signer) copies(sum *mailroom.MessageSummary, base []byte, domain *mailroom.Domain) (func(string) ([]byte, error), error) {
+	key, err := s.key(domain)
 	if err != nil {
 		return nil, err
 	}
-	return s.Composer.Compose(m, mailroom.DKIMKey{Domain: domain.Name, Selector: domain.DKIMSelector, PrivateKeyPKCS8: key})
+	copies, err := s.Composer.Copies(base, key)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	links := s.Unsubscribe
+	s.mu.Unlock()
+	return func(rcpt string) ([]byte, error) {
+		fields, err := links.Fields(mailroom.Unsubscribe{AccountID: sum.AccountID, MessageID: sum.ID, Address: rcpt},
+			domain.ReturnPathDomain)
+		if err != nil {
+			return nil, err
+		}
+		return copies(fields)
+	}, nil
+}
+
+// Compose renders m with its domain's DKIM key: signed, or, for mail
+// composed per recipient, its unsigned common part.
+func (s *Signer) Compose(m *mailroom.Message, domain *mailroom.Domain) ([]byte, error) {
+	key, err := s.key(domain)
+	if err != nil {
+		return nil, err
+	}
+	return s.Composer.Compose(m, key)
+}
+
+func (s *Signer) key(domain *mailroom.Domain) (mailroom.DKIMKey, error) {
+	key, err := s.Domains.DKIMPrivateKey(domain)
+	if err != nil {
+		return mailroom.DKIMKey{}, err
+	}
+	return mailroom.DKIMKey{Domain: domain.Name, Selector: domain.DKIMSelector, PrivateKeyPKCS8: key}, nil
 }
 
 // sendingDomain returns the account's domain, from the cache when fresh.

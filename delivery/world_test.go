@@ -149,7 +149,7 @@ func newDeliverer(store mailroom.MessageStore, domains *mailroom.Domains, compos
 	transport.Port = mxPort
 	return &delivery.Deliverer{
 		Store:     store,
-		Signer:    &delivery.Signer{Store: store, Domains: domains, Composer: composer},
+		Signer:    &delivery.Signer{Store: store, Domains: domains, Composer: composer, Unsubscribe: unsubscribeLinks},
 		Transport: transport, Now: time.Now, Node: "node_test",
 		Log:   slog.New(slog.DiscardHandler),
 		Retry: mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
@@ -159,7 +159,14 @@ func newDeliverer(store mailroom.MessageStore, domains *mailroom.Domains, compos
 }
 
 // realComposer is the composer `mailroom serve` uses.
-func realComposer() mailroom.Composer { return compose.Composer{Hostname: serviceHost} }
+func realComposer() mailroom.Composer { return compose.Composer{} }
+
+// unsubscribeTokens and unsubscribeLinks make marketing mail's unsubscribe
+// links, as `mailroom serve` does with --public-url https://serviceHost.
+var (
+	unsubscribeTokens = mailroom.UnsubscribeTokens{Key: []byte("delivery test unsubscribe key")}
+	unsubscribeLinks  = mailroom.UnsubscribeLinks{Tokens: unsubscribeTokens, PublicURL: "https://" + serviceHost}
+)
 
 // deliverAll runs delivery passes until nothing is due, and returns how
 // many recipients were claimed in all. Each pass returns only once what

@@ -38,6 +38,8 @@ type env struct {
 	clock   *clock
 	acct    *mailroom.Account
 	admin   string // full key with every scope
+	// unsubscribe makes the tokens of the service's unsubscribe links.
+	unsubscribe mailroom.UnsubscribeTokens
 }
 
 // Operator settings of the test service: it sends from sendingIP, which
@@ -98,7 +100,11 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	transport := smtp.NewDirect(&dns.Resolver{Server: world.Addr(), Timeout: time.Second}, serviceHost)
 	transport.Port = mx.Port()
 	t.Cleanup(func() { transport.Close() })
-	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{Hostname: serviceHost}}
+	// Unsubscribe links point at the service's public name; tests POST
+	// their tokens to the test server.
+	unsubscribe := mailroom.UnsubscribeTokens{Key: seal.DeriveKey("mailroom unsubscribe v1")}
+	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{},
+		Unsubscribe: mailroom.UnsubscribeLinks{Tokens: unsubscribe, PublicURL: "https://" + serviceHost}}
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: clk.Now, Node: "node_test",
 		Log:   slog.New(slog.DiscardHandler),
@@ -118,6 +124,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
+	srv.Unsubscribes = &mailroom.Unsubscribes{Tokens: unsubscribe, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no
 	// private targets), with names resolved by the test's DNS server.
 	webhookResolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -147,7 +154,8 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	c.HTTP.Timeout = 30 * time.Second
 
 	acct := storetest.NewAccount(t, store, "acme")
-	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, mx: mx, deliver: deliverer, clock: clk, acct: acct}
+	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, mx: mx, deliver: deliverer, clock: clk, acct: acct,
+		unsubscribe: unsubscribe}
 	ev.admin = ev.newKey(t, acct, mailroom.Scopes(mailroom.AllScopes))
 	return ev
 }

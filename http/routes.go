@@ -93,6 +93,10 @@ func (s *Server) routes() http.Handler {
 	handle("/v1/events", methods{"GET": s.authedEither(mailroom.ScopeSend, mailroom.ScopeWebhooks, s.listEvents)})
 	handle("/v1/events/{eventId}/replay", methods{"POST": s.authed(mailroom.ScopeWebhooks, s.replayEvent)})
 
+	// No key: the token in the path is the credential (docs/api.md
+	// "Mail coming back").
+	handle("/v1/unsubscribe/{token}", methods{"GET": s.getUnsubscribe, "POST": s.postUnsubscribe})
+
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})

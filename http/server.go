@@ -30,6 +30,9 @@ type Server struct {
 	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *mailroom.Suppressions
+	// Unsubscribes serves the one-click unsubscribe links of marketing
+	// mail (docs/api.md "Mail coming back"); nil answers them 404.
+	Unsubscribes *mailroom.Unsubscribes
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *mailroom.Webhooks

@@ -121,7 +121,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 		states := make([]mailroom.RecipientStatus, len(m.Recipients))
 		for j, r := range m.Recipients {
 			r.MessageID, r.Status, r.NextAttemptAt = m.ID, firstState, m.ScheduledAt
-			if suppressed[suppressionKey{m.AccountID, mailroom.AddressKey(r.Address)}] {
+			if suppressed.stops(m.AccountID, r.Address, m.Category) {
 				r.Status, r.NextAttemptAt = mailroom.RecipientSuppressed, nil
 			}
 			states[j] = r.Status
@@ -286,24 +286,37 @@ func (s *Store) IdempotentMessages(ctx context.Context, accountID string, keys [
 // suppressionKey is an address of an account's suppression list.
 type suppressionKey struct{ account, address string }
 
-// suppressedAmong returns which recipients of ms their accounts suppress,
-// in one query per account and chunk of addresses.
-func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, ms []*mailroom.Message) (map[suppressionKey]bool, error) {
+// suppressionReasons are the reasons of the entries of accounts'
+// suppression lists, by account and address.
+type suppressionReasons map[suppressionKey]mailroom.SuppressionReason
+
+// stops says whether the account's list stops mail of category c to
+// address: an unsubscribe stops marketing mail only
+// (mailroom.SuppressionReason.Stops).
+func (s suppressionReasons) stops(account, address string, c mailroom.Category) bool {
+	reason, ok := s[suppressionKey{account, mailroom.AddressKey(address)}]
+	return ok && reason.Stops(c)
+}
+
+// suppressedAmong returns the entries of the suppression lists of ms's
+// accounts for their recipients, in one query per account and chunk of
+// addresses.
+func (s *Store) suppressedAmong(ctx context.Context, tx *sql.Tx, ms []*mailroom.Message) (suppressionReasons, error) {
 	byAccount := map[string][]string{}
 	for _, m := range ms {
 		for _, r := range m.Recipients {
 			byAccount[m.AccountID] = append(byAccount[m.AccountID], mailroom.AddressKey(r.Address))
 		}
 	}
-	out := map[suppressionKey]bool{}
+	out := suppressionReasons{}
 	for account, addresses := range byAccount {
-		err := s.queryIn(ctx, tx, `SELECT address FROM suppressions WHERE account_id = $1 AND address IN `,
+		err := s.queryIn(ctx, tx, `SELECT address, reason FROM suppressions WHERE account_id = $1 AND address IN `,
 			[]any{account}, addresses, func(rows *sql.Rows) error {
-				var a string
-				if err := rows.Scan(&a); err != nil {
+				var a, reason string
+				if err := rows.Scan(&a, &reason); err != nil {
 					return err
 				}
-				out[suppressionKey{account, a}] = true
+				out[suppressionKey{account, a}] = mailroom.SuppressionReason(reason)
 				return nil
 			})
 		if err != nil {

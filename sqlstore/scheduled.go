@@ -177,14 +177,18 @@ func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailr
 func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*mailroom.MessageSummary, ids []any, now time.Time) (map[string]mailroom.RecipientStatus, error) {
 	in := placeholders(1, len(ids))
 	domains := map[string]*mailroom.DomainStatus{}
-	err := s.eachRow(ctx, tx, `SELECT m.id, d.status FROM messages m
+	// The category decides what the suppression list stops: an
+	// unsubscribe stops marketing mail only.
+	categories := map[string]mailroom.Category{}
+	err := s.eachRow(ctx, tx, `SELECT m.id, m.category, d.status FROM messages m
 		LEFT JOIN domains d ON d.account_id = m.account_id AND d.name = m.domain WHERE m.id IN (`+in+`)`, ids,
 		func(rows *sql.Rows) error {
-			var id string
+			var id, category string
 			var status sql.NullString
-			if err := rows.Scan(&id, &status); err != nil {
+			if err := rows.Scan(&id, &category, &status); err != nil {
 				return err
 			}
+			categories[id] = mailroom.Category(category)
 			if status.Valid {
 				st := mailroom.DomainStatus(status.String)
 				domains[id] = &st
@@ -210,7 +214,7 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 	}
 	var ms []*mailroom.Message
 	for _, id := range ids {
-		m := &mailroom.Message{AccountID: byID[id.(string)].AccountID}
+		m := &mailroom.Message{AccountID: byID[id.(string)].AccountID, Category: categories[id.(string)]}
 		for _, w := range all {
 			if w.id == id {
 				m.Recipients = append(m.Recipients, &mailroom.Recipient{Address: w.address})
@@ -227,7 +231,7 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 		sum := byID[w.id]
 		st := domains[w.id]
 		status, typ, detail := mailroom.DueRecipient(sum.Domain, deref(st), st != nil,
-			suppressed[suppressionKey{sum.AccountID, mailroom.AddressKey(w.address)}])
+			suppressed.stops(sum.AccountID, w.address, categories[w.id]))
 		next[w.id+"\x00"+w.address] = status
 		r := &mailroom.Recipient{MessageID: w.id, Address: w.address, Status: status, SMTPResponse: detail}
 		query := `UPDATE recipients SET status = $3, next_attempt_at = NULL WHERE message_id = $1 AND address = $2`

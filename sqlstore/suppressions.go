@@ -13,7 +13,8 @@ const suppressionColumns = `account_id, address, reason, message_id, created_at`
 // Suppressed addresses are kept as mailroom.AddressKey (lower case): the
 // list matches an address whatever its case.
 
-// AddSuppression adds an address, or returns the entry already there.
+// AddSuppression adds an address, or returns the entry already there (an
+// unsubscribe replaced by any other reason).
 func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
 	var out *mailroom.Suppression
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -28,8 +29,14 @@ func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Su
 	c := *sup
 	c.Address = mailroom.AddressKey(sup.Address)
 	sup = &c
+	// An existing entry is kept, except that an unsubscribe (which stops
+	// marketing mail only) gives way to any other reason, which stops all
+	// mail: mailroom.SuppressionReason.Outranks. A hard bounce after an
+	// unsubscribe must stop the transactional mail too.
 	if _, err := s.txExec(ctx, tx, `INSERT INTO suppressions (`+suppressionColumns+`) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (account_id, address) DO NOTHING`,
+		ON CONFLICT (account_id, address) DO UPDATE SET reason = excluded.reason, message_id = excluded.message_id,
+			created_at = excluded.created_at
+		WHERE suppressions.reason = '`+string(mailroom.SuppressedUnsubscribe)+`' AND excluded.reason <> '`+string(mailroom.SuppressedUnsubscribe)+`'`,
 		sup.AccountID, sup.Address, string(sup.Reason), nullString(sup.MessageID), micros(sup.CreatedAt)); err != nil {
 		return nil, s.wrap(err, "add suppression")
 	}

@@ -14,6 +14,7 @@ func init() {
 		suite{"ReportsBounceADeliveredRecipient", testReportsBounce},
 		suite{"ReportsDelayAndForgery", testReportsDelayAndForgery},
 		suite{"ReportsComplaint", testReportsComplaint},
+		suite{"ReportsMailtoUnsubscribe", testReportsMailtoUnsubscribe},
 	)
 }
 
@@ -190,5 +191,37 @@ func testReportsComplaint(t *testing.T, s mailroom.Store) {
 	}
 	if sup, err := s.Suppression(ctx, acme.ID, "ann@example.net"); err != nil || sup.Reason != mailroom.SuppressedComplaint {
 		t.Fatalf("suppression %+v %v", sup, err)
+	}
+}
+
+// A mail to a marketing message's mailto unsubscribe address suppresses
+// the recipient for marketing mail; one to a forged address changes
+// nothing, and neither touches the recipient's delivery state.
+func testReportsMailtoUnsubscribe(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme := NewAccount(t, s, "acme")
+	rp, dropped := reportsOn(s)
+	tokens := mailroom.UnsubscribeTokens{Key: []byte("unsubscribe-key")}
+	rp.Unsubscribes = &mailroom.Unsubscribes{Tokens: tokens, Store: s}
+	m := delivered(t, s, acme, "ann@example.net", "bob@example.net")
+	local := Try(tokens.LocalPart(mailroom.Unsubscribe{AccountID: acme.ID, MessageID: m.ID, Address: "bob@example.net"})).Must(t)
+	forged := Try(mailroom.UnsubscribeTokens{Key: []byte("guess")}.LocalPart(mailroom.Unsubscribe{AccountID: acme.ID, MessageID: m.ID, Address: "ann@example.net"})).Must(t)
+	if err := rp.Apply(ctx, forged+"@bounces.shop.example", &mailroom.Report{Kind: mailroom.ReportUnknown}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Suppression(ctx, acme.ID, "ann@example.net"); !mailroom.IsCode(err, mailroom.ECodeNotFound) {
+		t.Fatalf("a forged mailto unsubscribed ann (%v)", err)
+	}
+	if err := rp.Apply(ctx, local+"@bounces.shop.example", &mailroom.Report{Kind: mailroom.ReportUnknown}); err != nil {
+		t.Fatal(err)
+	}
+	if sup, err := s.Suppression(ctx, acme.ID, "bob@example.net"); err != nil || sup.Reason != mailroom.SuppressedUnsubscribe {
+		t.Fatalf("after the mailto unsubscribe: %+v %v", sup, err)
+	}
+	if got, _ := messageOf(t, s, acme.ID, m.ID); got.Recipients[1].Status != mailroom.RecipientDelivered {
+		t.Fatalf("an unsubscribe changed the recipient's state to %s", got.Recipients[1].Status)
+	}
+	if strings.Join(*dropped, " ") != "unverified" {
+		t.Fatalf("dropped: %v", *dropped)
 	}
 }

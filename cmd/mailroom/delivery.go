@@ -68,6 +68,7 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 // deliveryServices are the send path, the delivery runtime and retention.
 type deliveryServices struct {
 	sender    *mailroom.Sender
+	signer    *delivery.Signer
 	deliverer *delivery.Deliverer
 	messages  *mailroom.MessageLog
 	scheduled *mailroom.ScheduledSends
@@ -87,7 +88,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
 		return nil, usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
 	}
-	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{Hostname: hostname}}
+	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{}}
 	const batch = 50
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: time.Now, Log: log, Node: nodeID,
@@ -99,6 +100,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains
 		sender:    &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		scheduled: &mailroom.ScheduledSends{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		deliverer: deliverer,
+		signer:    signer,
 		messages:  &mailroom.MessageLog{Store: store, Signer: signer},
 		retention: &mailroom.Retention{Store: store, Webhooks: store, Period: f.retention, Now: time.Now, Log: log},
 	}, nil

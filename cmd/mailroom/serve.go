@@ -32,12 +32,14 @@ type serveConfig struct {
 	domainFlags
 	deliveryFlags
 	webhookFlags
+	inboundFlags
 	dev           bool
 	listen        string
 	tlsCert       string
 	tlsKey        string
 	secretKey     string
 	hostname      string
+	publicURL     string
 	metricsListen string
 	logFormat     string
 	maxTemplates  int
@@ -63,12 +65,14 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.domainFlags.register(fs)
 	c.deliveryFlags.register(fs)
 	c.webhookFlags.register(fs)
+	c.inboundFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `FILE` (PEM) of --tls-cert")
 	fs.StringVar(&c.secretKey, "secret-key", "", "`BASE64` of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
 	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "this host's fully qualified `NAME`: EHLO, Message-ID fallbacks, the self-signed certificate and the default SPF and MX records name it")
+	fs.StringVar(&c.publicURL, "public-url", "", "the service's public HTTPS base `URL`, which marketing mail's one-click unsubscribe links point at (default https://<hostname>; with --dev, the address it serves)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "the `HOST:PORT` of Prometheus metrics and pprof; empty disables")
 	fs.IntVar(&c.maxTemplates, "max-templates", mailroom.DefaultMaxTemplates, "how many templates one account may have")
 	fs.StringVar(&c.logFormat, "log-format", "", "the log `FORMAT`, text or json (default: text with --dev, json otherwise)")
@@ -145,6 +149,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		return err
 	}
 	svc.deliverer.ReturnPaths = mailroom.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel)}
+	unsubscribes, err := c.unsubscribes(store, seal, svc.signer)
+	if err != nil {
+		return err
+	}
 	if c.maxTemplates < 1 {
 		return usageError{"--max-templates must be at least 1"}
 	}
@@ -217,10 +225,19 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Scheduled:    svc.scheduled,
 		Webhooks:     hooks.api,
 		Suppressions: newSuppressions(store),
+		Unsubscribes: unsubscribes,
 		Limiter:      limiter,
 		Log:          log,
 		Metrics:      registry,
 	}
+
+	reports := &mailroom.Reports{Store: store, ReturnPaths: svc.deliverer.ReturnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
+	stopInbound, err := c.inboundFlags.startInbound(reports, tlscert.ServerConfig(cert), c.hostname, registry, log)
+	if err != nil {
+		stopBackground()
+		return err
+	}
+	defer stopInbound()
 
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
@@ -245,6 +262,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	base := baseURL(ln.Addr())
+	c.servedAt(unsubscribes, svc.signer, base)
 	printBanner(stdout, c, base, certNote+"\nDelivery: "+deliveryNote, devKey)
 	log.Info("listening", "url", base, "storage", c.describe(), "node", node.ID)
 

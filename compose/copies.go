@@ -1,0 +1,284 @@
+package compose
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Copies prepares the per-recipient copies of marketing mail: base is what
+// Compose returned for it, unsigned, and each call of the function it
+// returns puts fields (the recipient's List-Unsubscribe pair) and a DKIM
+// signature covering them and base in front of base.
+//
+// The body hash is computed once, here, for every copy: only the header
+// hash and the RSA signature are per recipient. And the copies are
+// deterministic: t= is the message's Date (when it was composed), not the
+// time of the call, and RSASSA-PKCS1-v1_5 has no randomness, so a retry
+// sends the very bytes the first attempt sent and the log's raw view shows
+// what the recipient got, as for mail signed once (docs/design.md "How a
+// message travels"). go-msgauth's signer stamps t= with the clock and
+// hashes the whole message on every call, hence this one, which signs as
+// sign.go does (rsa-sha256, relaxed/relaxed, From over-signed) and is held
+// to the same verifiers in the tests (go-msgauth, dkimpy).
+func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailroom.Header) ([]byte, error), error) {
+	signer, err := signerFor(key)
+	if err != nil {
+		return nil, err
+	}
+	if mailroom.IsSigned(base) {
+		return nil, fmt.Errorf("compose: copies of a message that is signed already")
+	}
+	end := bytes.Index(base, []byte("\r\n\r\n"))
+	if end < 0 {
+		return nil, fmt.Errorf("compose: message has no end of header")
+	}
+	header, err := splitFields(base[:end+2])
+	if err != nil {
+		return nil, err
+	}
+	bh := relaxedBodyHash(base[end+4:])
+	stamp := ""
+	for _, f := range header {
+		if strings.EqualFold(f.name, "Date") {
+			if t, err := mail.ParseDate(strings.TrimSpace(f.value())); err == nil {
+				stamp = strconv.FormatInt(t.Unix(), 10)
+			}
+		}
+	}
+	tags := "v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + key.Domain + "; s=" + key.Selector
+	if stamp != "" {
+		tags += "; t=" + stamp
+	}
+	tags += "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
+
+	return func(extra []mailroom.Header) ([]byte, error) {
+		var head []byte
+		own := make([]rawField, 0, len(extra)+len(header))
+		for _, h := range extra {
+			f, err := formatField(field{h.Name, h.Value})
+			if err != nil {
+				return nil, fmt.Errorf("compose: %w", err)
+			}
+			head = append(head, f...)
+			own = append(own, rawField{name: h.Name, raw: string(f[:len(f)-2])})
+		}
+		all := append(own, header...)
+		names := signedNamesOf(all)
+		sig, err := signFields(all, names, tags, signer)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, 0, len(sig)+len(head)+len(base))
+		return append(append(append(out, sig...), head...), base...), nil
+	}, nil
+}
+
+// rawField is one field of a header as written: its name, and the whole
+// field ("Name: value", folded) without its last CRLF.
+type rawField struct{ name, raw string }
+
+// value is the field's value as written, after the colon.
+func (f rawField) value() string {
+	_, v, _ := strings.Cut(f.raw, ":")
+	return v
+}
+
+// splitFields splits a header block (each field ending in CRLF) into its
+// fields, continuation lines (RFC 5322 §2.2.3) kept with theirs.
+func splitFields(block []byte) ([]rawField, error) {
+	var out []rawField
+	for len(block) > 0 {
+		n := 0
+		for {
+			i := bytes.Index(block[n:], []byte("\r\n"))
+			if i < 0 {
+				return nil, fmt.Errorf("compose: header line without CRLF")
+			}
+			n += i + 2
+			if n >= len(block) || (block[n] != ' ' && block[n] != '\t') {
+				break
+			}
+		}
+		raw := string(block[:n-2])
+		name, _, ok := strings.Cut(raw, ":")
+		if !ok || !isFieldName(name) {
+			return nil, fmt.Errorf("compose: malformed header field %.40q", raw)
+		}
+		out = append(out, rawField{name: name, raw: raw})
+		block = block[n:]
+	}
+	return out, nil
+}
+
+// signedNamesOf is signedNames for a header given as rawFields.
+func signedNamesOf(fs []rawField) []string {
+	var names []string
+	for _, n := range signedHeaders {
+		for _, f := range fs {
+			if strings.EqualFold(f.name, n) {
+				names = append(names, n)
+				break
+			}
+		}
+	}
+	return append(names, "From")
+}
+
+// signFields returns the DKIM-Signature field (RFC 6376 §3.5),
+// CRLF-terminated, over the fields of a header that names lists, with tags
+// (everything before h= and b=) given.
+//
+// §5.4.2: for each name in h=, the last instance not yet signed, from the
+// bottom up; a name with no instance left signs nothing (and so signs its
+// absence). §3.7: the hash takes those fields, relaxed, then the signature
+// field itself with an empty b= and without its final CRLF.
+func signFields(fs []rawField, names []string, tags string, signer crypto.Signer) (string, error) {
+	h := sha256.New()
+	used := make([]bool, len(fs))
+	for _, n := range names {
+		for i := len(fs) - 1; i >= 0; i-- {
+			if !used[i] && strings.EqualFold(fs[i].name, n) {
+				used[i] = true
+				h.Write([]byte(relaxedField(fs[i].raw)))
+				h.Write([]byte("\r\n"))
+				break
+			}
+		}
+	}
+	unsigned := foldSignature("DKIM-Signature: " + tags + "; h=" + strings.Join(names, ":") + "; b=")
+	h.Write([]byte(relaxedField(unsigned)))
+	b, err := signer.Sign(rand.Reader, h.Sum(nil), crypto.SHA256)
+	if err != nil {
+		return "", fmt.Errorf("compose: DKIM: %w", err)
+	}
+	// b= on lines of its own, folded where its base64 may be (§3.5: FWS
+	// in it is ignored): the verifier removes the value, folds and all,
+	// and finds unsigned again.
+	sig := base64.StdEncoding.EncodeToString(b)
+	var out strings.Builder
+	out.WriteString(unsigned)
+	for len(sig) > 0 {
+		n := min(len(sig), 72)
+		out.WriteString("\r\n ")
+		out.WriteString(sig[:n])
+		sig = sig[n:]
+	}
+	out.WriteString("\r\n")
+	return out.String(), nil
+}
+
+// foldSignature folds the signature field's tags after their ";"
+// separators, and a long h= list after its colons (RFC 6376 §3.5 allows
+// FWS around them), keeping lines under 78 characters where a tag allows.
+func foldSignature(s string) string {
+	var out strings.Builder
+	line := ""
+	add := func(sep, word string) {
+		// One more for the separator that may end the line.
+		if line != "" && len(line)+len(sep)+len(word)+1 > foldAt {
+			out.WriteString(line + strings.TrimRight(sep, " ") + "\r\n")
+			line = " " + word
+			return
+		}
+		line += sep + word
+	}
+	for i, tag := range strings.Split(s, "; ") {
+		sep := "; "
+		if i == 0 {
+			sep = ""
+		}
+		if !strings.HasPrefix(tag, "h=") || len(tag) <= foldAt {
+			add(sep, tag)
+			continue
+		}
+		for j, name := range strings.Split(tag, ":") {
+			if j > 0 {
+				sep = ":"
+			}
+			add(sep, name)
+		}
+	}
+	out.WriteString(line)
+	return out.String()
+}
+
+// relaxedField is the "relaxed" header canonicalization of RFC 6376
+// §3.4.2 of a field without its final CRLF: the name in lower case, the
+// value unfolded, every run of whitespace one space, none at the end, and
+// none around the colon.
+func relaxedField(raw string) string {
+	name, value, _ := strings.Cut(raw, ":")
+	value = strings.ReplaceAll(value, "\r\n", "")
+	var b strings.Builder
+	b.Grow(len(name) + 1 + len(value))
+	b.WriteString(strings.ToLower(strings.TrimRight(name, " \t")))
+	b.WriteByte(':')
+	start, space := b.Len(), false
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if c == ' ' || c == '\t' {
+			space = true
+			continue
+		}
+		if space && b.Len() > start {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// relaxedBodyHash is the SHA-256 of body under the "relaxed" body
+// canonicalization of RFC 6376 §3.4.4: whitespace at the ends of lines
+// removed, other runs of it one space, empty lines at the end removed,
+// and a final CRLF for a body that is not empty. Line by line, so that a
+// large attachment costs no copy.
+func relaxedBodyHash(body []byte) [sha256.Size]byte {
+	h := sha256.New()
+	var line []byte
+	empties := 0
+	for len(body) > 0 {
+		l := body
+		if i := bytes.Index(body, []byte("\r\n")); i >= 0 {
+			l, body = body[:i], body[i+2:]
+		} else {
+			body = nil
+		}
+		l = bytes.TrimRight(l, " \t")
+		if len(l) == 0 {
+			empties++
+			continue
+		}
+		for ; empties > 0; empties-- {
+			h.Write([]byte("\r\n"))
+		}
+		line = line[:0]
+		space := false
+		for _, c := range l {
+			if c == ' ' || c == '\t' {
+				space = true
+				continue
+			}
+			if space {
+				line = append(line, ' ')
+			}
+			space = false
+			line = append(line, c)
+		}
+		line = append(line, '\r', '\n')
+		h.Write(line)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
