@@ -273,27 +273,38 @@ func replyOf(b ReportRecipient) (int, string) {
 // applyComplaint: an abuse report marks the recipient complained and
 // suppresses the address (RFC 5965). The message is the one the token of
 // the address names, or else the one whose Message-ID the report carries,
-// if it was sent from this bounce subdomain's domain.
+// if it was sent from this bounce subdomain's domain and to one recipient
+// alone.
 func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) error {
 	m, bound, err := s.open(ctx, rcpt)
 	if err != nil {
 		return err
 	}
+	byHeader := false
 	if m == nil {
 		if m, err = s.byMessageIDHeader(ctx, rcpt, r.OriginalMessageID); err != nil {
 			return err
 		}
+		byHeader = true
 	}
 	if m == nil {
 		s.drop("unverified", rcpt, r)
 		return nil
 	}
-	target := recipientOf(m, r.OriginalRecipient)
+	var target *Recipient
 	switch {
-	case target == nil && bound != "":
-		target = recipientOf(m, bound)
-	case target == nil && len(m.Recipients) == 1:
-		target = m.Recipients[0]
+	case byHeader:
+		// Every recipient saw the Message-ID, and the others' addresses:
+		// without a token, a report naming one recipient of several could
+		// come from another. Only a message to one recipient is matched.
+		if len(m.Recipients) == 1 {
+			target = m.Recipients[0]
+		}
+	default:
+		target = recipientOf(m, r.OriginalRecipient)
+		if target == nil && bound != "" {
+			target = recipientOf(m, bound)
+		}
 	}
 	if target == nil || (bound != "" && !strings.EqualFold(target.Address, bound)) {
 		s.drop("unmatched", rcpt, r)

@@ -15,6 +15,7 @@ func init() {
 		suite{"ReportsDelayAndForgery", testReportsDelayAndForgery},
 		suite{"ReportsComplaint", testReportsComplaint},
 		suite{"ReportsMailtoUnsubscribe", testReportsMailtoUnsubscribe},
+		suite{"ReportsComplaintNamingACoRecipient", testReportsComplaintNamingACoRecipient},
 	)
 }
 
@@ -222,6 +223,30 @@ func testReportsMailtoUnsubscribe(t *testing.T, s mailroom.Store) {
 		t.Fatalf("an unsubscribe changed the recipient's state to %s", got.Recipients[1].Status)
 	}
 	if strings.Join(*dropped, " ") != "unverified" {
+		t.Fatalf("dropped: %v", *dropped)
+	}
+}
+
+// A complaint found by its Message-ID alone (no token) cannot name one
+// recipient of several: every recipient saw the Message-ID and the others'
+// addresses, so it could come from a co-recipient.
+func testReportsComplaintNamingACoRecipient(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme := NewAccount(t, s, "acme")
+	rp, dropped := reportsOn(s)
+	m := delivered(t, s, acme, "ann@example.net", "bob@example.org")
+	arf := &mailroom.Report{Kind: mailroom.ReportComplaint, FeedbackType: "abuse",
+		OriginalMessageID: strings.TrimPrefix(m.ID, mailroom.PrefixMessage) + "@shop.example", OriginalRecipient: "bob@example.org"}
+	if err := rp.Apply(ctx, "fbl@bounces.shop.example", arf); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := messageOf(t, s, acme.ID, m.ID); got.Recipients[1].Status != mailroom.RecipientDelivered {
+		t.Fatalf("a complaint by Message-ID naming a co-recipient changed it to %s", got.Recipients[1].Status)
+	}
+	if _, err := s.Suppression(ctx, acme.ID, "bob@example.org"); !mailroom.IsCode(err, mailroom.ECodeNotFound) {
+		t.Fatalf("bob was suppressed (%v)", err)
+	}
+	if strings.Join(*dropped, " ") != "unmatched" {
 		t.Fatalf("dropped: %v", *dropped)
 	}
 }
