@@ -45,6 +45,13 @@ type Message struct {
 	ScheduledAt *time.Time
 
 	Recipients []*Recipient
+
+	// Raw is the signed message when it is signed at accept: SMTP
+	// submission takes messages whole and signs them then, so storage
+	// keeps these bytes from the start and delivery sends them as they
+	// are. Nil for a message composed from its fields at its first
+	// attempt.
+	Raw []byte
 }
 
 // Address is a mailbox: an optional display name and the address, whose

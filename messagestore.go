@@ -15,7 +15,8 @@ type MessageStore interface {
 	// RequestDigest returns the first message's id with Duplicate set; with
 	// another digest it is ECodeIdempotencyKeyReused. Recipients on the
 	// account's suppression list are stored suppressed, not queued.
-	// Concurrent calls may share one commit (group commit).
+	// Concurrent calls may share one commit (group commit). m.Raw, when
+	// set, is stored as the message's signed bytes, as SaveRaw would.
 	AcceptMessage(ctx context.Context, m *Message) (AcceptResult, error)
 	// AcceptMessages accepts ms as AcceptMessage accepts each one, all in
 	// one transaction (one commit for a batch), in order: a message whose

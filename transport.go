@@ -110,6 +110,16 @@ type Composer interface {
 	Copies(base []byte, key DKIMKey) (func(fields []Header) ([]byte, error), error)
 }
 
+// RawSigner DKIM-signs a message that a client wrote whole, SMTP
+// submission's (package compose): the sign-only path beside Composer,
+// which builds messages from fields.
+type RawSigner interface {
+	// SignRaw returns raw (CRLF line endings, its header ended by an
+	// empty line) unchanged behind a DKIM-Signature field made with key,
+	// over the header fields Compose signs.
+	SignRaw(raw []byte, key DKIMKey) ([]byte, error)
+}
+
 // IsSigned says whether raw, as a Composer made it and storage keeps it,
 // is signed (sent as it is to every recipient) rather than the unsigned
 // common part of mail composed per recipient.

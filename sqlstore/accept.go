@@ -127,16 +127,22 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 			states[j] = r.Status
 		}
 		m.Status = mailroom.DeriveMessageStatus(states)
-		var key, templateID, templateName any
+		var key, templateID, templateName, raw any
 		if m.IdempotencyKey != "" {
 			key = m.IdempotencyKey
+		}
+		if m.Raw != nil {
+			// Signed at accept (SMTP submission): delivery sends these
+			// bytes as they are (MessageForDelivery). Nil stays NULL,
+			// never an empty blob, which would be sent as the message.
+			raw = m.Raw
 		}
 		if m.Template != nil {
 			templateID, templateName = m.Template.ID, m.Template.Name
 		}
 		messageRows = append(messageRows, m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject,
 			string(m.Category), m.Domain, key, m.RequestDigest, b.content[i], b.envelopes[i], micros(m.CreatedAt),
-			microsOrNil(m.ScheduledAt), templateID, templateName)
+			microsOrNil(m.ScheduledAt), templateID, templateName, raw)
 	}
 	inserted := map[string]bool{}
 	err = s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
@@ -205,8 +211,8 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 var (
 	messageInsert = multiInsert{
 		head: `INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
-			idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name) VALUES `,
-		width: 15,
+			idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw) VALUES `,
+		width: 16,
 		tail:  ` ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
 	}
 	recipientInsert = multiInsert{

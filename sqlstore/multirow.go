@@ -9,7 +9,7 @@ import (
 )
 
 // maxStatementRows bounds the rows of one multi-row statement: 128 rows of
-// the widest insert (a message, 15 columns) hold 1,920 parameters, far
+// the widest insert (a message, 16 columns) hold 2,048 parameters, far
 // below SQLite's 32,766 and PostgreSQL's 65,535.
 const maxStatementRows = 128
 

@@ -44,7 +44,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
 		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
-		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url"}
+		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names

@@ -33,6 +33,7 @@ type serveConfig struct {
 	deliveryFlags
 	webhookFlags
 	inboundFlags
+	submissionFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -66,6 +67,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.deliveryFlags.register(fs)
 	c.webhookFlags.register(fs)
 	c.inboundFlags.register(fs)
+	c.submissionFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -238,6 +240,13 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		return err
 	}
 	defer stopInbound()
+	submissions := newSubmissions(store, api.Auth, domains, limiter, svc.sender.Queued)
+	stopSubmission, err := c.submissionFlags.startSubmission(submissions, tlscert.ServerConfig(cert), c.hostname, registry, log)
+	if err != nil {
+		stopBackground()
+		return err
+	}
+	defer stopSubmission()
 
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {

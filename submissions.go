@@ -1,0 +1,168 @@
+package mailroom
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Submissions is the service behind SMTP submission (docs/api.md "SMTP
+// submission"; package submission is its server): the API's key checks
+// and rate limits, and a message taken as the client wrote it into the
+// accept path of POST /v1/send, so that it is in the log, obeys the
+// suppression list and the recipient limit, and its events go to
+// webhooks like any send's.
+//
+// Unlike a send, the message is DKIM-signed at accept, not at its first
+// attempt: it has no fields to compose from, and the signed bytes are
+// stored with it (Message.Raw), sent as they are and shown by the log's
+// raw view.
+type Submissions struct {
+	// Auth checks the AUTH password, an API key, as the HTTP API checks a
+	// bearer key.
+	Auth    *Authenticator
+	Store   MessageStore
+	Domains *Domains
+	// Signer signs the message with its From domain's key
+	// (compose.Composer).
+	Signer RawSigner
+	// Admit takes one request of an account from its rate limit and says
+	// whether it may go on (ratelimit.Limiter's Allow); nil admits all.
+	Admit func(accountID string) bool
+	Now   func() time.Time
+	// Queued is told when a message is queued, so that the local workers
+	// start at once instead of at their next poll (as Sender.Queued).
+	Queued func()
+}
+
+// Authenticate checks an AUTH password: an API key, with the checks of the
+// HTTP API (Authenticator.Authenticate: checksum, digest, revocation, the
+// same work for an unknown id and a wrong secret), and scope send.
+func (s *Submissions) Authenticate(ctx context.Context, password string) (*APIKey, error) {
+	key, err := s.Auth.Authenticate(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	if err := RequireScope(key, ScopeSend); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// Allow says whether key's account may make one more request now.
+func (s *Submissions) Allow(key *APIKey) bool {
+	return s.Admit == nil || s.Admit(key.AccountID)
+}
+
+// Submit accepts one message for the envelope recipients and returns its
+// id once it is committed; a retry under the message's Idempotency-Key
+// returns the first message's id and stores nothing. raw is read whole
+// (at most MaxSubmittedMessageBytes).
+//
+// The key is read again first: a session outlives its AUTH, and a key
+// revoked since must stop it at its next message, as the next request of
+// the HTTP API.
+func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
+	if err := s.stillValid(ctx, key); err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(io.LimitReader(raw, MaxSubmittedMessageBytes+1))
+	if err != nil {
+		// Nothing is stored of a message not read whole; the server
+		// knows why its reader failed and answers for it.
+		return "", &Error{Code: ECodeValidation, Message: "The message could not be read whole.", Cause: err}
+	}
+	if len(data) > MaxSubmittedMessageBytes {
+		return "", Errorf(ECodePayloadTooLarge, "The message is larger than %d MiB.", MaxSubmittedMessageBytes>>20)
+	}
+	now := s.Now().UTC()
+	m, envelopeDomain, err := newSubmittedMessage(NewID(PrefixMessage, now), now, mailFrom, rcpts, data)
+	if err != nil {
+		return "", err
+	}
+	m.AccountID = key.AccountID
+	if m.IdempotencyKey != "" {
+		// A retry is answered as the first submission was, whatever
+		// became of the domains since, and costs no signature.
+		res, err := s.Store.IdempotentMessage(ctx, m.AccountID, m.IdempotencyKey, m.RequestDigest)
+		if !IsCode(err, ECodeNotFound) {
+			return res.MessageID, err
+		}
+	}
+	if err := s.checkDomains(ctx, m, envelopeDomain); err != nil {
+		return "", err
+	}
+	if m.Raw, err = s.sign(ctx, m); err != nil {
+		return "", err
+	}
+	res, err := s.Store.AcceptMessage(ctx, m)
+	if err != nil {
+		return "", err
+	}
+	if res.Status == MessageQueued && !res.Duplicate && s.Queued != nil {
+		s.Queued()
+	}
+	return res.MessageID, nil
+}
+
+// stillValid reads key again: revoked since AUTH is ECodeAPIKeyRevoked,
+// gone is ECodeInvalidAPIKey. Its use counts as the key's, as a request's
+// does.
+func (s *Submissions) stillValid(ctx context.Context, key *APIKey) error {
+	now, err := s.Auth.Keys.APIKey(ctx, key.KeyID)
+	switch {
+	case IsCode(err, ECodeNotFound):
+		return Errorf(ECodeInvalidAPIKey, msgInvalidKey)
+	case err != nil:
+		return err
+	case now.RevokedAt != nil:
+		return Errorf(ECodeAPIKeyRevoked, msgRevokedKey)
+	}
+	if s.Auth.Usage != nil {
+		s.Auth.Usage.Touch(now, s.Now())
+	}
+	return nil
+}
+
+// checkDomains requires the From header's domain and the envelope
+// sender's to be domains the account may send from (Domains.
+// CheckSendingDomain, as a send's), saying which one is not.
+func (s *Submissions) checkDomains(ctx context.Context, m *Message, envelopeDomain string) error {
+	if err := s.checkDomain(ctx, m.AccountID, m.Domain, "From header's"); err != nil {
+		return err
+	}
+	if envelopeDomain == m.Domain {
+		return nil
+	}
+	return s.checkDomain(ctx, m.AccountID, envelopeDomain, "envelope sender's")
+}
+
+func (s *Submissions) checkDomain(ctx context.Context, accountID, domain, whose string) error {
+	err := s.Domains.CheckSendingDomain(ctx, accountID, domain)
+	if IsCode(err, ECodeDomainNotVerified) {
+		return &Error{Code: ECodeDomainNotVerified, Cause: err,
+			Message: "The " + whose + " domain " + domain + " is not verified for this account; add it and verify it first."}
+	}
+	return err
+}
+
+// sign returns m.Raw signed with the key of m's From domain.
+func (s *Submissions) sign(ctx context.Context, m *Message) ([]byte, error) {
+	d, err := s.Domains.Store.Domain(ctx, m.AccountID, m.Domain)
+	if IsCode(err, ECodeNotFound) {
+		// Removed since it was checked, a moment ago.
+		return nil, Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", m.Domain)
+	}
+	if err != nil {
+		return nil, err
+	}
+	private, err := s.Domains.DKIMPrivateKey(d)
+	if err != nil {
+		return nil, &Error{Code: ECodeInternal, Message: "The domain's DKIM key could not be opened.", Cause: err}
+	}
+	signed, err := s.Signer.SignRaw(m.Raw, DKIMKey{Domain: d.Name, Selector: d.DKIMSelector, PrivateKeyPKCS8: private})
+	if err != nil {
+		return nil, &Error{Code: ECodeInternal, Message: "The message could not be signed.", Cause: err}
+	}
+	return signed, nil
+}
