@@ -46,6 +46,7 @@ func main() {
 	concurrency := flag.Int("c", 64, "concurrent clients")
 	batch := flag.Int("batch", 0, "messages per request to POST /v1/send/batch (the last one may hold fewer); 0 sends one message per request to POST /v1/send")
 	wait := flag.Duration("wait", 5*time.Minute, "how long to wait for delivery to finish; 0 does not wait (an API-only node)")
+	smtpAddr := flag.String("smtp", "", "submit over SMTP submission at `HOST:PORT` (STARTTLS, AUTH PLAIN with -key) instead of the HTTPS API, -c connections, one message after another on each")
 	rate := flag.Float64("rate", 0, "send at most this many requests a second in all (0: as fast as the clients go), to measure latency and webhook lag below saturation")
 	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
 	flag.Parse()
@@ -84,6 +85,10 @@ func main() {
 	var firstErr sync.Once    // says what the first failure was, on stderr
 	report := func(format string, args ...any) {
 		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "mailroom-load: first failure: "+format+"\n", args...) })
+	}
+	if *smtpAddr != "" {
+		loadSMTP(*smtpAddr, *key, roots, *n, *concurrency, msg)
+		return
 	}
 	var sink *webhookSink
 	var endpoint string
