@@ -308,7 +308,11 @@ func TestSubmitRefusals(t *testing.T) {
 		{"51 recipients", "orders@shop.example", many, ok, mailroom.ECodeValidation, "51 envelope recipients; at most 50"},
 		{"no From", "orders@shop.example", []string{"a@x.example"}, "To: a@x.example\r\n\r\nx\r\n", mailroom.ECodeValidation, "no From header"},
 		{"two From", "orders@shop.example", []string{"a@x.example"}, "From: a@shop.example\r\nFrom: b@shop.example\r\n\r\nx\r\n", mailroom.ECodeValidation, "2 From headers"},
-		{"two mailboxes", "orders@shop.example", []string{"a@x.example"}, "From: a@shop.example, b@shop.example\r\n\r\nx\r\n", mailroom.ECodeValidation, "one address"},
+		{"two mailboxes", "orders@shop.example", []string{"a@x.example"}, "From: a@shop.example, b@shop.example\r\n\r\nx\r\n", mailroom.ECodeValidation, "one well-formed address"},
+		// Mail clients show the first address of a field that does not
+		// parse; the lenient reading would take the last.
+		{"a second address before ours", "orders@shop.example", []string{"a@x.example"}, "From: <evil@elsewhere.example> <orders@shop.example>\r\n\r\nx\r\n", mailroom.ECodeValidation, "one well-formed address"},
+		{"a bare address before ours", "orders@shop.example", []string{"a@x.example"}, "From: evil@elsewhere.example <orders@shop.example>\r\n\r\nx\r\n", mailroom.ECodeValidation, "one well-formed address"},
 		{"not a header", "orders@shop.example", []string{"a@x.example"}, "From: a@shop.example\r\nHello there\r\n\r\nx\r\n", mailroom.ECodeValidation, "not a header field"},
 		{"empty", "orders@shop.example", []string{"a@x.example"}, "", mailroom.ECodeValidation, "empty"},
 	} {

@@ -165,9 +165,16 @@ func submittedFrom(v *Validator, values []string) Address {
 		}
 		return Address{}
 	}
-	list := parseMailboxes(values[0])
+	// Strictly: the lenient reading of To and Cc (the last <…> of a field
+	// that does not parse) would let "<evil@elsewhere> <orders@ours>"
+	// pass as ours, while mail clients show the first address, under the
+	// account's DKIM signature.
+	var list []Address
+	if parsed, err := mailboxParser.ParseList(values[0]); err == nil && len(parsed) == 1 {
+		list = []Address{{Name: strings.ToValidUTF8(parsed[0].Name, "\uFFFD"), Address: parsed[0].Address}}
+	}
 	if len(list) != 1 {
-		v.Add("From", "the From header must hold one address on a verified domain of the account, not %q", Excerpt(strings.TrimSpace(values[0]), maxQuoted))
+		v.Add("From", "the From header must hold one well-formed address (RFC 5322 §3.4) on a verified domain of the account, not %q", Excerpt(strings.TrimSpace(values[0]), maxQuoted))
 		return Address{}
 	}
 	addr, problem := canonicalAddrSpec(list[0].Address)
