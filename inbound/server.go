@@ -16,6 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/connlimit"
 )
 
 // Defaults of the Server's limits, taken when a field is zero.
@@ -103,7 +104,8 @@ type Server struct {
 	started bool
 	closing bool
 	srv     *gosmtp.Server
-	ln      *limitListener
+	ln      *connlimit.Listener
+	conns   *connlimit.Limiter
 	// ctx is the parent of the Handler calls, cancelled when the server
 	// is closed.
 	ctx    context.Context
@@ -130,7 +132,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.started = true
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.ln = newLimitListener(ln, s.maxConnsPerIP(), s.maxConns(), s.hostname(), s.refused)
+	s.conns = connlimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
+	s.ln = &connlimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused}
 	s.srv = s.newSMTPServer()
 	srv, ll := s.srv, s.ln
 	s.mu.Unlock()
@@ -193,9 +196,7 @@ func (s *Server) Close() error {
 func (s *Server) closeAll() {
 	s.cancel()
 	_ = s.srv.Close()
-	// go-smtp closes the connections it knows; one accepted but not yet
-	// handed to it would otherwise wait for its read timeout.
-	s.ln.closeConns()
+	s.conns.CloseAll()
 }
 
 // beginData registers a DATA phase, unless the server is closing.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/mailroom/mailroom/connlimit"
 )
 
 // Defaults of the Server's limits, taken when a field is zero.
@@ -119,9 +121,9 @@ type Server struct {
 	started bool
 	closing bool
 	srv     *gosmtp.Server
-	conns   *connLimiter
+	conns   *connlimit.Limiter
 	auth    *authLimiter
-	lns     []*limitListener
+	lns     []*connlimit.Listener
 	// ctx is the parent of the Handler calls, cancelled when the server
 	// is closed.
 	ctx    context.Context
@@ -162,11 +164,11 @@ func (s *Server) serve(ln net.Listener, implicitTLS bool) error {
 	if !s.started {
 		s.started = true
 		s.ctx, s.cancel = context.WithCancel(context.Background())
-		s.conns = newConnLimiter(s.maxConnsPerIP(), s.maxConns())
+		s.conns = connlimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
 		s.auth = newAuthLimiter(s.authFailureBurst(), s.authFailureInterval(), s.now)
 		s.srv = s.newSMTPServer()
 	}
-	ll := &limitListener{Listener: ln, lim: s.conns, hostname: s.hostname(), onRefuse: s.refused, silent: implicitTLS}
+	ll := &connlimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused, Silent: implicitTLS}
 	s.lns = append(s.lns, ll)
 	srv := s.srv
 	s.mu.Unlock()
@@ -230,19 +232,17 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) stopListening() ([]*limitListener, bool) {
+func (s *Server) stopListening() ([]*connlimit.Listener, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true
-	return append([]*limitListener(nil), s.lns...), s.started
+	return append([]*connlimit.Listener(nil), s.lns...), s.started
 }
 
 func (s *Server) closeAll() {
 	s.cancel()
 	_ = s.srv.Close()
-	// go-smtp closes the connections it knows; one accepted but not yet
-	// handed to it would otherwise wait for its read timeout.
-	s.conns.closeConns()
+	s.conns.CloseAll()
 }
 
 // beginData registers a DATA phase, unless the server is closing.

@@ -16,6 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/connlimit"
 )
 
 // backend makes a session per client greeting (and again after STARTTLS,
@@ -24,7 +25,7 @@ type backend struct{ s *Server }
 
 func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 	remote := c.Conn().RemoteAddr()
-	return &session{s: b.s, conn: c, remote: remote.String(), client: clientKey(remote)}, nil
+	return &session{s: b.s, conn: c, remote: remote.String(), client: connlimit.ClientKey(remote)}, nil
 }
 
 // session is one client's login and transaction.

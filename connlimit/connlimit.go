@@ -1,4 +1,9 @@
-package submission
+// Package connlimit bounds the connections an SMTP listener holds, per
+// client address and overall, refusing the others inside Accept: the
+// return-path MX (package inbound) and SMTP submission (package
+// submission) both face the open internet, and a client opening thousands
+// of connections must cost them almost nothing.
+package connlimit
 
 import (
 	"net"
@@ -11,9 +16,9 @@ import (
 // practice; the bound is against a kernel that thinks otherwise.
 const refuseWriteTimeout = time.Second
 
-// connLimiter counts the connections held at once, per client and overall,
-// over all the listeners of a Server.
-type connLimiter struct {
+// Limiter counts the connections held at once, per client and overall,
+// over all the listeners that share it.
+type Limiter struct {
 	perIP, total int
 
 	mu    sync.Mutex
@@ -21,13 +26,14 @@ type connLimiter struct {
 	conns map[*limitedConn]struct{}
 }
 
-func newConnLimiter(perIP, total int) *connLimiter {
-	return &connLimiter{perIP: perIP, total: total, byIP: map[string]int{}, conns: map[*limitedConn]struct{}{}}
+// NewLimiter holds at most perIP connections of one client and total in all.
+func NewLimiter(perIP, total int) *Limiter {
+	return &Limiter{perIP: perIP, total: total, byIP: map[string]int{}, conns: map[*limitedConn]struct{}{}}
 }
 
 // take admits c, or says why not.
-func (l *connLimiter) take(c net.Conn) (*limitedConn, string) {
-	key := clientKey(c.RemoteAddr())
+func (l *Limiter) take(c net.Conn) (*limitedConn, string) {
+	key := ClientKey(c.RemoteAddr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -43,7 +49,7 @@ func (l *connLimiter) take(c net.Conn) (*limitedConn, string) {
 }
 
 // release gives back c's slots; it runs once per connection.
-func (l *connLimiter) release(c *limitedConn) {
+func (l *Limiter) release(c *limitedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.conns, c)
@@ -52,8 +58,10 @@ func (l *connLimiter) release(c *limitedConn) {
 	}
 }
 
-// closeConns closes every connection held.
-func (l *connLimiter) closeConns() {
+// CloseAll closes every connection held: a server that stops has go-smtp
+// close the connections it knows, and one accepted but not yet handed to it
+// would otherwise wait for its read timeout.
+func (l *Limiter) CloseAll() {
 	l.mu.Lock()
 	conns := make([]*limitedConn, 0, len(l.conns))
 	for c := range l.conns {
@@ -65,18 +73,20 @@ func (l *connLimiter) closeConns() {
 	}
 }
 
-// limitListener refuses, inside Accept, the connections beyond the caps:
+// Listener refuses, inside Accept, the connections beyond the caps:
 // it costs no goroutine, so a client opening thousands of connections
 // costs the server almost nothing beyond the accept itself. On a clear-text
 // port the refusal is RFC 5321 §3.8's 421 in place of the greeting; on an
-// implicit-TLS port (silent) the connection is just closed, since the
+// implicit-TLS port (Silent) the connection is just closed, since the
 // client awaits a TLS handshake and could not read a reply.
-type limitListener struct {
+type Listener struct {
 	net.Listener
-	lim      *connLimiter
-	hostname string
-	onRefuse func(remote net.Addr, reason string)
-	silent   bool
+	Limiter *Limiter
+	// Hostname is named in the 421.
+	Hostname string
+	// OnRefuse, when set, hears of each refusal (a log line, a metric).
+	OnRefuse func(remote net.Addr, reason string)
+	Silent   bool
 
 	mu     sync.Mutex
 	closed bool
@@ -84,7 +94,7 @@ type limitListener struct {
 
 // Accept returns the next connection within the caps, refusing the others
 // on the way.
-func (l *limitListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -97,7 +107,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.refuse(c, "shutting down")
 			continue
 		}
-		lc, reason := l.lim.take(c)
+		lc, reason := l.Limiter.take(c)
 		if lc == nil {
 			l.refuse(c, reason)
 			continue
@@ -106,19 +116,19 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *limitListener) refuse(c net.Conn, reason string) {
-	if l.onRefuse != nil {
-		l.onRefuse(c.RemoteAddr(), reason)
+func (l *Listener) refuse(c net.Conn, reason string) {
+	if l.OnRefuse != nil {
+		l.OnRefuse(c.RemoteAddr(), reason)
 	}
-	if !l.silent {
+	if !l.Silent {
 		_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
-		_, _ = c.Write([]byte("421 4.7.0 " + l.hostname + " " + reason + ", try again later\r\n"))
+		_, _ = c.Write([]byte("421 4.7.0 " + l.Hostname + " " + reason + ", try again later\r\n"))
 	}
 	_ = c.Close()
 }
 
 // Close stops accepting; the connections held go on.
-func (l *limitListener) Close() error {
+func (l *Listener) Close() error {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
@@ -130,7 +140,7 @@ func (l *limitListener) Close() error {
 // through the tls.Conn wrapping it: release runs on the first.
 type limitedConn struct {
 	net.Conn
-	l    *connLimiter
+	l    *Limiter
 	key  string
 	once sync.Once
 }
@@ -141,9 +151,9 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// clientKey is what the per-client caps count by: the IPv4 address, or the
+// ClientKey is what the per-client caps count by: the IPv4 address, or the
 // IPv6 /64, since one IPv6 host commonly has a whole /64 to draw from.
-func clientKey(a net.Addr) string {
+func ClientKey(a net.Addr) string {
 	var ip net.IP
 	switch a := a.(type) {
 	case *net.TCPAddr:
