@@ -16,7 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
-	"github.com/mailroom/mailroom/connlimit"
+	"github.com/mailroom/mailroom/smtplimit"
 )
 
 // Defaults of the Server's limits, taken when a field is zero.
@@ -104,8 +104,8 @@ type Server struct {
 	started bool
 	closing bool
 	srv     *gosmtp.Server
-	ln      *connlimit.Listener
-	conns   *connlimit.Limiter
+	ln      *smtplimit.Listener
+	conns   *smtplimit.Limiter
 	// ctx is the parent of the Handler calls, cancelled when the server
 	// is closed.
 	ctx    context.Context
@@ -132,8 +132,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.started = true
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.conns = connlimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
-	s.ln = &connlimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused}
+	s.conns = smtplimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
+	s.ln = &smtplimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused}
 	s.srv = s.newSMTPServer()
 	srv, ll := s.srv, s.ln
 	s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/smtplimit"
 )
 
 // Replies of the session. go-smtp writes an *SMTPError's code and text as
@@ -189,9 +190,9 @@ func (x *session) Data(r io.Reader) error {
 	// With BDAT the connection is read by go-smtp's goroutine, which sets
 	// its own deadlines, and r is a pipe from it.
 	_, bdat := r.(*io.PipeReader)
-	m := &messageReader{r: r, max: s.maxBytes()}
+	m := &smtplimit.MessageReader{R: r, Max: s.maxBytes()}
 	if !bdat {
-		m.conn, m.idle, m.end = tx.conn, s.readTimeout(), start.Add(s.dataTimeout())
+		m.Conn, m.Idle, m.End = tx.conn, s.readTimeout(), start.Add(s.dataTimeout())
 	}
 	report, perr := x.parse(m)
 	// Whatever Parse left is read too, counted against the limit, so that
@@ -200,19 +201,19 @@ func (x *session) Data(r io.Reader) error {
 
 	entry := []any{
 		"remote", x.remote, "helo", tx.helo, "mail_from", tx.from,
-		"rcpts", tx.rcpts, "bytes", m.n, "tls", tx.tls,
+		"rcpts", tx.rcpts, "bytes", m.Bytes(), "tls", tx.tls,
 	}
 	info := func(outcome string, kind mailroom.ReportKind, more ...any) {
 		args := slices.Concat(entry, []any{"kind", string(kind), "outcome", outcome, "took", time.Since(start).Round(time.Millisecond)})
 		s.log().Info("inbound message", append(args, more...)...)
 	}
 
-	if m.tooLarge {
+	if m.TooLarge() {
 		s.observe(OutcomeTooLarge)
 		info(OutcomeTooLarge, "")
 		return errTooLarge(s.maxBytes())
 	}
-	if err := m.failure(); err != nil {
+	if err := m.Failure(); err != nil {
 		s.observe(OutcomeAborted)
 		info(OutcomeAborted, "", "err", err)
 		if !bdat && tx.conn != nil {
@@ -318,65 +319,4 @@ func excerptError(err error) string {
 		msg = msg[:max] + "…"
 	}
 	return msg
-}
-
-// readChunk is how much of a message a client must send within each read
-// timeout.
-const readChunk = 4 << 10
-
-// messageReader is the message as Parse reads it. It extends the
-// connection's read deadline at each read of readChunk bytes, up to the
-// end of the DATA phase: a client may take up to the read timeout for each
-// (RFC 5321 §4.5.3.2.6 gives a data block 3 minutes) but not trickle for
-// ever. It counts the
-// bytes against the limit, and keeps the first error, so that what went
-// wrong is known whatever Parse made of it.
-type messageReader struct {
-	r    io.Reader
-	conn net.Conn // nil: leave the deadlines alone
-	idle time.Duration
-	end  time.Time
-	max  int64
-
-	n        int64
-	err      error
-	tooLarge bool
-}
-
-func (m *messageReader) Read(p []byte) (int, error) {
-	if m.err != nil {
-		return 0, m.err
-	}
-	if m.conn != nil {
-		deadline := time.Now().Add(m.idle)
-		if deadline.After(m.end) {
-			deadline = m.end
-		}
-		_ = m.conn.SetReadDeadline(deadline)
-		// go-smtp's data reader fills the whole buffer before it returns,
-		// so the deadline is extended every readChunk bytes, not at every
-		// packet.
-		if len(p) > readChunk {
-			p = p[:readChunk]
-		}
-	}
-	n, err := m.r.Read(p)
-	m.n += int64(n)
-	if m.n > m.max || errors.Is(err, gosmtp.ErrDataTooLarge) {
-		m.tooLarge = true
-		m.err = gosmtp.ErrDataTooLarge
-		return n, m.err
-	}
-	if err != nil {
-		m.err = err
-	}
-	return n, err
-}
-
-// failure is the error that cut the message off, nil when it ended.
-func (m *messageReader) failure() error {
-	if m.err == nil || m.err == io.EOF {
-		return nil
-	}
-	return m.err
 }

@@ -14,7 +14,7 @@ import (
 
 	gosmtp "github.com/emersion/go-smtp"
 
-	"github.com/mailroom/mailroom/connlimit"
+	"github.com/mailroom/mailroom/smtplimit"
 )
 
 // Defaults of the Server's limits, taken when a field is zero.
@@ -121,9 +121,9 @@ type Server struct {
 	started bool
 	closing bool
 	srv     *gosmtp.Server
-	conns   *connlimit.Limiter
+	conns   *smtplimit.Limiter
 	auth    *authLimiter
-	lns     []*connlimit.Listener
+	lns     []*smtplimit.Listener
 	// ctx is the parent of the Handler calls, cancelled when the server
 	// is closed.
 	ctx    context.Context
@@ -164,11 +164,11 @@ func (s *Server) serve(ln net.Listener, implicitTLS bool) error {
 	if !s.started {
 		s.started = true
 		s.ctx, s.cancel = context.WithCancel(context.Background())
-		s.conns = connlimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
+		s.conns = smtplimit.NewLimiter(s.maxConnsPerIP(), s.maxConns())
 		s.auth = newAuthLimiter(s.authFailureBurst(), s.authFailureInterval(), s.now)
 		s.srv = s.newSMTPServer()
 	}
-	ll := &connlimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused, Silent: implicitTLS}
+	ll := &smtplimit.Listener{Listener: ln, Limiter: s.conns, Hostname: s.hostname(), OnRefuse: s.refused, Silent: implicitTLS}
 	s.lns = append(s.lns, ll)
 	srv := s.srv
 	s.mu.Unlock()
@@ -232,11 +232,11 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) stopListening() ([]*connlimit.Listener, bool) {
+func (s *Server) stopListening() ([]*smtplimit.Listener, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closing = true
-	return append([]*connlimit.Listener(nil), s.lns...), s.started
+	return append([]*smtplimit.Listener(nil), s.lns...), s.started
 }
 
 func (s *Server) closeAll() {

@@ -16,7 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
-	"github.com/mailroom/mailroom/connlimit"
+	"github.com/mailroom/mailroom/smtplimit"
 )
 
 // backend makes a session per client greeting (and again after STARTTLS,
@@ -25,7 +25,7 @@ type backend struct{ s *Server }
 
 func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 	remote := c.Conn().RemoteAddr()
-	return &session{s: b.s, conn: c, remote: remote.String(), client: connlimit.ClientKey(remote)}, nil
+	return &session{s: b.s, conn: c, remote: remote.String(), client: smtplimit.ClientKey(remote)}, nil
 }
 
 // session is one client's login and transaction.
@@ -186,10 +186,10 @@ func (x *session) Data(r io.Reader) error {
 	// With BDAT the connection is read by go-smtp's goroutine, which sets
 	// its own deadlines, and r is a pipe from it.
 	_, bdat := r.(*io.PipeReader)
-	m := &messageReader{r: r, max: s.maxBytes()}
-	m.atEOF = func() { timer.Store(time.AfterFunc(s.handlerTimeout(), cancel)) }
+	m := &smtplimit.MessageReader{R: r, Max: s.maxBytes()}
+	m.AtEOF = func() { timer.Store(time.AfterFunc(s.handlerTimeout(), cancel)) }
 	if !bdat {
-		m.conn, m.idle, m.end = tx.conn, s.readTimeout(), start.Add(s.dataTimeout())
+		m.Conn, m.Idle, m.End = tx.conn, s.readTimeout(), start.Add(s.dataTimeout())
 	}
 	id, err := x.submit(ctx, tx, m)
 	// Whatever Submit left is read too, counted against the limit, so
@@ -198,14 +198,14 @@ func (x *session) Data(r io.Reader) error {
 
 	entry := []any{
 		"remote", x.remote, "key_id", tx.key.KeyID, "account_id", tx.key.AccountID,
-		"mail_from", tx.from, "rcpts", len(tx.rcpts), "bytes", m.n, "tls", tx.tls,
+		"mail_from", tx.from, "rcpts", len(tx.rcpts), "bytes", m.Bytes(), "tls", tx.tls,
 	}
 	line := func(level slog.Level, outcome string, more ...any) {
 		args := slices.Concat(entry, []any{"outcome", outcome, "took", time.Since(start).Round(time.Millisecond)})
 		s.log().Log(context.Background(), level, "submission message", append(args, more...)...)
 	}
 	info := func(outcome string, more ...any) { line(slog.LevelInfo, outcome, more...) }
-	if (m.tooLarge || m.failure() != nil) && err == nil {
+	if (m.TooLarge() || m.Failure() != nil) && err == nil {
 		// Submit made durable a message it had not read whole: a bug of
 		// the Handler, which must fail on its reader's error.
 		s.log().Error("submission: Submit accepted a message that was not read whole",
@@ -213,17 +213,17 @@ func (x *session) Data(r io.Reader) error {
 	}
 
 	switch {
-	case m.tooLarge:
+	case m.TooLarge():
 		s.observe(OutcomeTooLarge)
 		info(OutcomeTooLarge)
 		return errTooLarge(s.maxBytes())
-	case m.failure() != nil:
+	case m.Failure() != nil:
 		s.observe(OutcomeAborted)
-		info(OutcomeAborted, "err", m.failure())
+		info(OutcomeAborted, "err", m.Failure())
 		if !bdat && tx.conn != nil {
-			return x.cut(tx.conn, m.failure())
+			return x.cut(tx.conn, m.Failure())
 		}
-		return m.failure()
+		return m.Failure()
 	case err != nil:
 		reply, outcome := submitReply(err)
 		s.observe(outcome)
