@@ -155,9 +155,16 @@ var metricsLine = regexp.MustCompile(`"metrics listening" addr=(\S+)|"msg":"metr
 // metrics fetches the node's Prometheus metrics from its loopback listener.
 func (s *server) metrics(t *testing.T) string {
 	t.Helper()
-	m := metricsLine.FindStringSubmatch(s.Stderr())
-	if m == nil {
-		t.Fatalf("no metrics address in the log:\n%s", s.Stderr())
+	// The log reaches s.Stderr through a pipe copied by another goroutine:
+	// the banner on stdout may be read before the log line that came ahead
+	// of it.
+	var m []string
+	deadline := time.Now().Add(10 * time.Second)
+	for m = metricsLine.FindStringSubmatch(s.Stderr()); m == nil; m = metricsLine.FindStringSubmatch(s.Stderr()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics address in the log:\n%s", s.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	addr := m[1] + m[2]
 	resp, err := http.Get("http://" + addr + "/metrics")
