@@ -97,7 +97,19 @@ func (s *Server) routes() http.Handler {
 	// "Mail coming back").
 	handle("/v1/unsubscribe/{token}", methods{"GET": s.getUnsubscribe, "POST": s.postUnsubscribe})
 
+	// What no route above claims: the dashboard's pages and files, outside
+	// the API's /v1 tree (docs/api.md "Dashboard"); a JSON 404 otherwise.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if s.Dashboard != nil && r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			requestInfoFrom(r.Context()).route = "dashboard"
+			if r.Method != "GET" && r.Method != "HEAD" {
+				w.Header().Set("Allow", "GET, HEAD")
+				writeError(w, r, mailroom.Errorf(mailroom.ECodeMethodNotAllowed, "%s is not allowed on the dashboard's %s; use GET, HEAD.", r.Method, r.URL.Path))
+				return
+			}
+			s.Dashboard.ServeHTTP(w, r)
+			return
+		}
 		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 	})
 	return wellFormed(mux)

@@ -36,6 +36,9 @@ type Server struct {
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *mailroom.Webhooks
+	// Dashboard serves GET and HEAD of every path outside /v1 that no route
+	// claims (docs/api.md "Dashboard"); nil answers them the JSON 404.
+	Dashboard http.Handler
 	// Metrics receives the request metrics; nil keeps them unregistered.
 	Metrics prometheus.Registerer
 	// Limiter enforces each account's request rate (docs/api.md "Limits"); nil lets

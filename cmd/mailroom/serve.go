@@ -18,6 +18,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/cluster"
+	"github.com/mailroom/mailroom/dashboard"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
@@ -228,6 +229,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Webhooks:     hooks.api,
 		Suppressions: newSuppressions(store),
 		Unsubscribes: unsubscribes,
+		Dashboard:    dashboard.New(),
 		Limiter:      limiter,
 		Log:          log,
 		Metrics:      registry,
@@ -377,6 +379,9 @@ func printBanner(w io.Writer, c serveConfig, base, certNote, devKey string) {
 		fmt.Fprintf(w, "Development mode: account %q with the verified sandbox domain %s; its API key, with every scope:\n  %s\n",
 			devAccountName, devSandboxDomain, devKey)
 		fmt.Fprintf(w, "Try it:\n  curl %s-H 'Authorization: Bearer %s' %s/v1/api-keys\n", cacert, devKey, base)
+		fmt.Fprintf(w, "Or open the dashboard at %s/ and paste the key.\n", base)
+	} else {
+		fmt.Fprintf(w, "Dashboard: %s/ (sign in with an API key)\n", base)
 	}
 	fmt.Fprintf(w, "Mailroom is serving %s\n", base)
 }

@@ -1,0 +1,212 @@
+// The dashboard's shell: sign-in, the navigation the key's scopes allow, and
+// a router over the History API that loads each page's module on demand.
+import { h, replace } from './dom.js';
+import { api, hooks } from './api.js';
+import { session } from './session.js';
+import { errorBox } from './ui.js';
+
+/** The pages, in the order of the navigation, with the scope each needs. */
+const sections = [
+  { href: '/messages', label: 'Email log', scope: 'send' },
+  { href: '/domains', label: 'Domains', scope: 'domains' },
+  { href: '/templates', label: 'Templates', scope: 'templates' },
+  { href: '/webhooks', label: 'Webhooks', scope: 'webhooks' },
+  { href: '/suppressions', label: 'Suppressions', scope: 'send' },
+  { href: '/api-keys', label: 'API keys', scope: 'keys' },
+];
+
+const routes = [
+  { path: /^\/messages$/, module: './pages/messages.js', scope: 'send' },
+  { path: /^\/messages\/([^/]+)$/, module: './pages/message.js', scope: 'send' },
+  { path: /^\/domains$/, module: './pages/domains.js', scope: 'domains' },
+  { path: /^\/domains\/([^/]+)$/, module: './pages/domain.js', scope: 'domains' },
+  { path: /^\/templates$/, module: './pages/templates.js', scope: 'templates' },
+  { path: /^\/templates\/([^/]+)$/, module: './pages/template.js', scope: 'templates' },
+  { path: /^\/webhooks$/, module: './pages/webhooks.js', scope: 'webhooks' },
+  { path: /^\/webhooks\/([^/]+)$/, module: './pages/webhook.js', scope: 'webhooks' },
+  { path: /^\/suppressions$/, module: './pages/suppressions.js', scope: 'send' },
+  { path: /^\/api-keys$/, module: './pages/apikeys.js', scope: 'keys' },
+];
+
+const app = document.getElementById('app');
+let main = document.getElementById('main');
+let current = null; // the AbortController of the page on screen
+
+/** navigate shows path, adding it to the history unless replace is set. */
+export function navigate(path, { replace: rep = false } = {}) {
+  if (rep) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  render({ focus: true });
+}
+
+/** landing is the first page the key may see: the log, or the first allowed. */
+function landing() {
+  const s = sections.find((x) => session.can(x.scope));
+  return s ? s.href : null;
+}
+
+async function render({ focus = false } = {}) {
+  current?.abort();
+  const controller = new AbortController();
+  current = controller;
+  if (!session.current) {
+    showSignIn();
+    return;
+  }
+  let path = location.pathname.replace(/\/+$/, '') || '/';
+  if (path === '/') {
+    const to = landing();
+    if (to) {
+      history.replaceState(null, '', to + location.search);
+      path = to;
+    }
+  }
+  showShell(path);
+  main.setAttribute('aria-busy', 'true');
+  const route = routes.find((r) => r.path.test(path));
+  try {
+    if (!route) {
+      page('Page not found', 'There is no page at this address.');
+    } else if (!session.can(route.scope)) {
+      page('Not allowed', `This key lacks the “${route.scope}” scope that this page needs. Sign in with a key that holds it.`);
+    } else {
+      const params = path.match(route.path).slice(1).map(decodeURIComponent);
+      const mod = await import(route.module);
+      await mod.default({
+        main, params, query: new URLSearchParams(location.search), signal: controller.signal, navigate,
+        setTitle: (t) => { document.title = `${t} · Mailroom`; },
+      });
+    }
+  } catch (err) {
+    if (controller.signal.aborted || err.name === 'AbortError') return;
+    replace(main, errorBox(err));
+  }
+  if (controller.signal.aborted) return;
+  main.setAttribute('aria-busy', 'false');
+  if (focus) (main.querySelector('h1') || main).focus({ preventScroll: false });
+}
+
+function page(title, text) {
+  document.title = `${title} · Mailroom`;
+  replace(main, h('header', { class: 'page-header' }, h('h1', { tabindex: '-1' }, title)), h('p', {}, text));
+}
+
+/** showShell draws the header and navigation once per sign-in. */
+function showShell(path) {
+  let shell = document.getElementById('shell');
+  if (!shell) {
+    const k = session.current;
+    main = h('main', { id: 'main', tabindex: '-1', 'aria-busy': 'true' });
+    shell = h('div', { id: 'shell', class: 'shell' },
+      h('header', { class: 'topbar' },
+        h('a', { class: 'brand', href: landing() || '/' }, h('img', { src: '/assets/icon.svg', alt: '', width: '28', height: '28' }), 'Mailroom'),
+        h('nav', { 'aria-label': 'Main', class: 'mainnav' },
+          h('ul', {}, sections.filter((s) => session.can(s.scope)).map((s) =>
+            h('li', {}, h('a', { href: s.href, dataset: { section: s.href } }, s.label))))),
+        h('div', { class: 'who' },
+          h('span', { class: 'who-key', title: `Key ${k.keyId}, scopes: ${k.scopes.join(', ')}` },
+            h('span', { class: 'visually-hidden' }, 'Signed in with the key '), k.name || k.keyId),
+          h('button', { type: 'button', id: 'sign-out', class: 'btn btn-ghost btn-small', on: { click: signOut } }, 'Sign out'))),
+      main);
+    replace(app, shell);
+  }
+  for (const a of shell.querySelectorAll('.mainnav a')) {
+    const on = path === a.dataset.section || path.startsWith(`${a.dataset.section}/`);
+    if (on) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+function signOut() {
+  session.signOut();
+  history.pushState(null, '', '/');
+  render({ focus: true });
+}
+
+/** showSignIn asks for a key; a wrong one is refused with the service's words. */
+function showSignIn() {
+  document.title = 'Sign in · Mailroom';
+  const input = h('input', {
+    id: 'api-key', name: 'key', type: 'password', autocomplete: 'off', spellcheck: 'false',
+    autocapitalize: 'off', required: true, placeholder: 'mailroom_…', 'aria-describedby': 'api-key-hint',
+  });
+  const errorEl = h('p', { id: 'sign-in-error', class: 'form-error', role: 'alert' }, session.endedBecause);
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Sign in');
+  const form = h('form', { id: 'sign-in', class: 'card signin-card', novalidate: true },
+    h('div', { class: 'signin-brand' }, h('img', { src: '/assets/icon.svg', alt: '', width: '40', height: '40' }), h('span', {}, 'Mailroom')),
+    h('h1', { tabindex: '-1' }, 'Sign in'),
+    h('div', { class: 'field' },
+      h('label', { for: 'api-key' }, 'API key'),
+      input,
+      h('span', { class: 'hint', id: 'api-key-hint' },
+        'Paste a key such as the one ', h('code', {}, 'mailroom serve --dev'), ' prints, or one from ',
+        h('code', {}, 'mailroom keys create'), '. It stays in this tab only and is forgotten when you sign out or close it.')),
+    errorEl,
+    submit);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const key = input.value.trim();
+    errorEl.textContent = '';
+    if (!key) {
+      errorEl.textContent = 'Paste an API key to sign in.';
+      input.focus();
+      return;
+    }
+    submit.disabled = true;
+    submit.textContent = 'Signing in…';
+    try {
+      const current = await api('/v1/api-keys/current', { key });
+      session.signIn(key, current);
+      input.value = '';
+      render({ focus: true });
+    } catch (err) {
+      errorEl.textContent = err.status === 401
+        ? `${err.message} Check that you pasted the whole key.`
+        : err.message;
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    } finally {
+      submit.disabled = false;
+      submit.textContent = 'Sign in';
+    }
+  });
+  main = h('main', { id: 'main', tabindex: '-1', class: 'signin', 'aria-busy': 'false' }, form);
+  replace(app, main);
+  input.focus();
+}
+
+// A key revoked or rotated away mid-session ends the session with a reason.
+hooks.unauthorized = (err) => {
+  session.signOut(`${err.message} Sign in again with a valid key.`);
+  render();
+};
+
+// Links inside the dashboard change the page without reloading it.
+document.addEventListener('click', (ev) => {
+  if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  const a = ev.target.closest('a[href]');
+  if (!a || a.target || a.hasAttribute('download')) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || url.pathname.startsWith('/v1/') || url.pathname.startsWith('/assets/')) return;
+  ev.preventDefault();
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) {
+    document.getElementById(url.hash.slice(1))?.focus();
+    return;
+  }
+  navigate(url.pathname + url.search);
+});
+window.addEventListener('popstate', () => render({ focus: true }));
+
+async function start() {
+  if (session.key) {
+    try {
+      session.current = await api('/v1/api-keys/current', { key: session.key });
+    } catch (err) {
+      session.signOut(err.status === 401 ? `${err.message} Sign in again.` : '');
+      if (err.status !== 401) session.endedBecause = err.message;
+    }
+  }
+  render();
+}
+
+start();

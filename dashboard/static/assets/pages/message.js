@@ -1,0 +1,190 @@
+// One message of the log (GET /v1/messages/{id}): its recipients with their
+// states and the receiving servers' replies, the event timeline, and the
+// content as it was sent (GET …/raw): the html in a sandboxed frame, the
+// text part and the signed source.
+import { h, replace } from '../dom.js';
+import { api, enc } from '../api.js';
+import { badge, copyButton, dl, errorBox, pageHeader, table, time } from '../ui.js';
+import { bytes, when } from '../format.js';
+import { parseMessage } from '../mime.js';
+
+const sourceLimit = 512 * 1024;
+
+export default async function render(ctx) {
+  const id = ctx.params[0];
+  const m = await api(`/v1/messages/${enc(id)}`, { signal: ctx.signal });
+  ctx.setTitle(m.subject || 'Message');
+  const content = h('section', { class: 'card', 'aria-labelledby': 'content-title' },
+    h('h2', { id: 'content-title' }, 'Content'),
+    h('p', { class: 'muted' }, 'Loading the message as it was sent…'));
+  replace(ctx.main,
+    pageHeader(m.subject || '(no subject)', {
+      back: { href: '/messages', text: 'Email log' },
+      actions: badge(m.status),
+    }),
+    facts(m),
+    h('div', { class: 'grid-2' },
+      h('section', { class: 'card', 'aria-labelledby': 'recipients-title' },
+        h('h2', { id: 'recipients-title' }, 'Recipients'),
+        recipients(m)),
+      h('section', { class: 'card', 'aria-labelledby': 'timeline-title' },
+        h('h2', { id: 'timeline-title' }, 'Timeline'),
+        timeline(m.events || []))),
+    content);
+
+  try {
+    const raw = await api(`/v1/messages/${enc(id)}/raw`, { raw: true, signal: ctx.signal });
+    replace(content, h('h2', { id: 'content-title' }, 'Content'), contentTabs(parseMessage(raw), raw.byteLength, id));
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    replace(content, h('h2', { id: 'content-title' }, 'Content'), errorBox(err));
+  }
+}
+
+function facts(m) {
+  const list = (xs) => (xs.length ? xs.join(', ') : null);
+  return h('section', { class: 'card', 'aria-label': 'Message details' }, dl([
+    ['Message id', h('span', { class: 'record-value' }, h('code', {}, m.id), copyButton(m.id, 'message id'))],
+    ['From', m.from],
+    ['To', list(m.to) || '—'],
+    m.cc.length ? ['Cc', list(m.cc)] : null,
+    m.bcc.length ? ['Bcc', list(m.bcc)] : null,
+    m.replyTo.length ? ['Reply-To', list(m.replyTo)] : null,
+    ['Created', h('span', { title: m.createdAt }, when(m.createdAt))],
+    m.scheduledAt ? ['Scheduled for', h('span', { title: m.scheduledAt }, when(m.scheduledAt))] : null,
+    ['Category', m.category],
+    m.template ? ['Template', h('a', { href: `/templates/${encodeURIComponent(m.template.id)}` }, `${m.template.name || m.template.id} (version ${m.template.version})`)] : null,
+    Object.keys(m.tags).length ? ['Tags', h('span', {}, Object.entries(m.tags).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`)))] : null,
+    m.idempotencyKey ? ['Idempotency key', h('code', {}, m.idempotencyKey)] : null,
+  ]));
+}
+
+function recipients(m) {
+  return table([
+    { label: 'Address', cell: (r) => h('span', { class: 'row-title' }, r.address), class: 'wrap-anywhere' },
+    { label: 'Status', cell: (r) => badge(r.status) },
+    { label: 'Attempts', cell: (r) => String(r.attempts) },
+    {
+      label: 'Last reply',
+      cell: (r) => (r.smtpCode || r.smtpResponse
+        ? h('span', { class: 'mono' }, [r.smtpCode, r.smtpResponse].filter(Boolean).join(' '))
+        : h('span', { class: 'muted' }, r.status === 'queued' ? 'not attempted yet' : '—')),
+      class: 'wrap-anywhere',
+    },
+    {
+      label: 'When',
+      cell: (r) => h('span', {},
+        r.lastAttemptAt ? time(r.lastAttemptAt) : null,
+        r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next ', time(r.nextAttemptAt)) : null,
+        r.mx ? h('div', { class: 'row-sub' }, `via ${r.mx}`) : null,
+        !r.lastAttemptAt && !r.nextAttemptAt && !r.mx ? '—' : null),
+    },
+  ], m.recipients, { id: 'recipients', caption: 'Recipients', empty: 'No recipients.' });
+}
+
+const eventTones = {
+  'email.delivered': 'good', 'email.bounced': 'bad', 'email.failed': 'bad', 'email.complained': 'bad',
+  'email.deferred': 'warn', 'email.suppressed': 'warn',
+};
+
+/** timeline lists the events oldest first, as a story reads. */
+function timeline(events) {
+  if (!events.length) return h('p', { class: 'muted', id: 'timeline' }, 'No events yet.');
+  const sorted = [...events].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  return h('ol', { class: 'timeline', id: 'timeline' }, sorted.map((e) => {
+    const d = e.detail || {};
+    const reply = [d.smtpCode, d.smtpResponse].filter(Boolean).join(' ');
+    return h('li', { class: `tone-${eventTones[e.type] || 'info'}` },
+      h('div', {}, h('span', { class: 'event-type' }, e.type), ' · ', time(e.createdAt)),
+      e.recipient ? h('div', { class: 'event-detail' }, e.recipient) : null,
+      reply ? h('div', { class: 'event-detail mono' }, reply) : null,
+      d.mx ? h('div', { class: 'event-detail' }, `MX ${d.mx}`, d.attempt ? ` · attempt ${d.attempt}` : '') : null,
+      d.bounceType ? h('div', { class: 'event-detail' }, `${d.bounceType} bounce`, d.async ? ' (reported later by the receiver)' : '') : null,
+      d.reportText ? h('details', { class: 'event-detail' }, h('summary', {}, 'What the receiver reported'), h('pre', { class: 'text-part' }, d.reportText)) : null);
+  }));
+}
+
+/**
+ * previewDocument wraps a message's html for the sandboxed frame. The frame
+ * has no allow-scripts, so nothing in the mail can run; its own policy
+ * blocks remote images (tracking pixels) until the user asks for them, and
+ * links open in a new tab without a referrer.
+ */
+export function previewDocument(html, remoteImages) {
+  const img = remoteImages ? "img-src data: https: http:" : 'img-src data:';
+  return `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; ${img}; font-src data:">`
+    + '<meta name="referrer" content="no-referrer"><base target="_blank">' + html;
+}
+
+function contentTabs(parsed, size, id) {
+  const panels = [];
+  const tabs = [];
+  const add = (name, label, body) => {
+    const tab = h('button', {
+      type: 'button', role: 'tab', id: `tab-${name}`, 'aria-controls': `panel-${name}`,
+      'aria-selected': panels.length === 0 ? 'true' : 'false', tabindex: panels.length === 0 ? '0' : '-1',
+    }, label);
+    const panel = h('div', { role: 'tabpanel', id: `panel-${name}`, 'aria-labelledby': `tab-${name}`, tabindex: '0', hidden: panels.length !== 0 }, body);
+    tabs.push(tab);
+    panels.push(panel);
+  };
+
+  if (parsed.html !== null) {
+    let remote = false;
+    const frame = h('iframe', {
+      id: 'html-preview', class: 'preview', title: 'The message’s html, as a mail client shows it',
+      sandbox: 'allow-popups allow-popups-to-escape-sandbox', referrerpolicy: 'no-referrer',
+      srcdoc: previewDocument(parsed.html, false),
+    });
+    const hasRemote = /<img[^>]+src\s*=\s*["']?\s*https?:/i.test(parsed.html) || /url\(\s*["']?https?:/i.test(parsed.html);
+    const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
+    toggle.addEventListener('click', () => {
+      remote = !remote;
+      frame.srcdoc = previewDocument(parsed.html, remote);
+      toggle.textContent = remote ? 'Block remote images' : 'Load remote images';
+    });
+    add('html', 'HTML', [
+      h('div', { class: 'preview-bar' },
+        h('span', {}, hasRemote ? 'Remote images are blocked so that opening this page tells no sender you looked.' : 'Scripts in mail never run here.'),
+        toggle),
+      frame]);
+  }
+  add('text', 'Text', parsed.text !== null
+    ? h('pre', { class: 'text-part', id: 'text-part' }, parsed.text)
+    : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'));
+  const shown = parsed.source.length > sourceLimit ? parsed.source.slice(0, sourceLimit) : parsed.source;
+  const download = h('a', { class: 'btn btn-secondary btn-small', download: `${id}.eml`, href: URL.createObjectURL(new Blob([parsed.source], { type: 'message/rfc822' })) }, 'Download .eml');
+  add('raw', 'Raw source', [
+    h('div', { class: 'preview-bar' },
+      h('span', {}, `The exact signed bytes that were (or will be) sent · ${bytes(size)}`,
+        shown.length < parsed.source.length ? ` · showing the first ${bytes(sourceLimit)}` : ''),
+      download),
+    h('pre', { class: 'source', id: 'raw-source' }, shown)]);
+  if (parsed.attachments.length) {
+    add('attachments', `Attachments (${parsed.attachments.length})`, table([
+      { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },
+      { label: 'Type', cell: (a) => h('code', {}, a.type) },
+      { label: 'Size', cell: (a) => bytes(a.size) },
+    ], parsed.attachments));
+  }
+
+  const select = (i, focus) => {
+    tabs.forEach((t, j) => {
+      t.setAttribute('aria-selected', String(i === j));
+      t.tabIndex = i === j ? 0 : -1;
+      panels[j].hidden = i !== j;
+    });
+    if (focus) tabs[i].focus();
+  };
+  tabs.forEach((t, i) => {
+    t.addEventListener('click', () => select(i, false));
+    // Arrow keys move between tabs (WAI-ARIA Authoring Practices, tabs).
+    t.addEventListener('keydown', (ev) => {
+      const n = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[ev.key];
+      if (n === undefined) return;
+      ev.preventDefault();
+      select((n + tabs.length) % tabs.length, true);
+    });
+  });
+  return h('div', {}, h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Message content' }, tabs), panels);
+}

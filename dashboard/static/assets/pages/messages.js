@@ -1,0 +1,147 @@
+// The email log (GET /v1/messages): the landing page. Filters live in the
+// address bar, so a filtered view can be bookmarked or shared (the key never
+// is); the newest page refreshes itself while it is on screen.
+import { h, replace } from '../dom.js';
+import { api } from '../api.js';
+import { badge, errorBox, field, pageHeader, pager, time } from '../ui.js';
+import { fromLocalInput, toLocalInput } from '../format.js';
+
+const statuses = ['scheduled', 'queued', 'deferred', 'delivered', 'partially_delivered', 'bounced', 'failed', 'suppressed', 'canceled'];
+const refreshEvery = 5000;
+
+export default async function render(ctx) {
+  ctx.setTitle('Email log');
+  const q = ctx.query;
+  const filters = {
+    status: q.get('status') || '', to: q.get('to') || '', from: q.get('from') || '',
+    tag: q.getAll('tag'), category: q.get('category') || '', template: q.get('template') || '',
+    since: q.get('since') || '', until: q.get('until') || '',
+  };
+  const cursor = q.get('cursor') || '';
+  const filtered = Object.values(filters).some((v) => (Array.isArray(v) ? v.length : v));
+
+  const listArea = h('div', { class: 'log-list' });
+  const liveNote = h('span', { class: 'live', hidden: true }, 'Live');
+  replace(ctx.main,
+    pageHeader('Email log', {
+      lead: 'Every message this account sent, newest first: open one to see each recipient’s state, the receiving server’s reply and the full timeline.',
+      actions: liveNote,
+    }),
+    filterForm(filters, ctx),
+    listArea);
+
+  let shown = '';
+  const load = async () => {
+    const page = await api('/v1/messages', { query: { ...filters, cursor, limit: 25 }, signal: ctx.signal });
+    const fingerprint = JSON.stringify(page.data.map((m) => [m.id, m.status]));
+    if (fingerprint === shown) return;
+    shown = fingerprint;
+    const focused = document.activeElement?.closest?.('.log-list') ? document.activeElement.getAttribute('href') : null;
+    replace(listArea,
+      messageTable(page.data, filtered),
+      pager(page.nextCursor,
+        (next) => ctx.navigate(withQuery({ cursor: next })),
+        cursor ? () => ctx.navigate(withQuery({ cursor: '' })) : null));
+    if (focused) listArea.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+  };
+  try {
+    await load();
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    replace(listArea, errorBox(err));
+    return;
+  }
+
+  // Only the newest page follows new mail: an older page stays as it was
+  // read, so paging through it is not disturbed.
+  if (!cursor) {
+    liveNote.hidden = false;
+    liveNote.title = `Refreshes every ${refreshEvery / 1000} s while this tab is visible`;
+    const timer = setInterval(() => {
+      if (document.hidden) return;
+      load().catch(() => {});
+    }, refreshEvery);
+    ctx.signal.addEventListener('abort', () => clearInterval(timer));
+  }
+}
+
+/** withQuery is the current address with some query parameters replaced. */
+function withQuery(changes) {
+  const q = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(changes)) {
+    q.delete(k);
+    if (Array.isArray(v)) v.forEach((x) => x && q.append(k, x));
+    else if (v) q.set(k, v);
+  }
+  const s = q.toString();
+  return `/messages${s ? `?${s}` : ''}`;
+}
+
+function filterForm(f, ctx) {
+  const status = h('select', { name: 'status' },
+    h('option', { value: '' }, 'Any status'),
+    statuses.map((s) => h('option', { value: s, selected: f.status === s }, s.replaceAll('_', ' '))));
+  const category = h('select', { name: 'category' },
+    h('option', { value: '' }, 'Any category'),
+    h('option', { value: 'transactional', selected: f.category === 'transactional' }, 'transactional'),
+    h('option', { value: 'marketing', selected: f.category === 'marketing' }, 'marketing'));
+  const to = h('input', { name: 'to', type: 'search', value: f.to, placeholder: 'ann@example.com', autocomplete: 'off' });
+  const from = h('input', { name: 'from', type: 'search', value: f.from, placeholder: 'orders@yourdomain.com', autocomplete: 'off' });
+  const tag = h('input', { name: 'tag', type: 'search', value: f.tag.join(' '), placeholder: 'order:123', autocomplete: 'off' });
+  const template = h('input', { name: 'template', type: 'search', value: f.template, placeholder: 'welcome', autocomplete: 'off' });
+  const since = h('input', { name: 'since', type: 'datetime-local', value: toLocalInput(f.since) });
+  const until = h('input', { name: 'until', type: 'datetime-local', value: toLocalInput(f.until) });
+  const form = h('form', { class: 'card filters-card', role: 'search', 'aria-label': 'Filter the log' },
+    h('div', { class: 'filters' },
+      field('Status', status),
+      field('Recipient', to),
+      field('From', from),
+      field('Tags', tag, 'key:value; several, space-separated, must all match'),
+      field('Category', category),
+      field('Template', template),
+      field('Since', since),
+      field('Until', until)),
+    h('div', { class: 'filter-actions' },
+      h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply filters'),
+      h('a', { class: 'btn btn-secondary', href: '/messages' }, 'Clear')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    ctx.navigate(withQuery({
+      status: status.value, category: category.value, to: to.value.trim(), from: from.value.trim(),
+      tag: tag.value.split(/\s+/).filter(Boolean), template: template.value.trim(),
+      since: fromLocalInput(since.value), until: fromLocalInput(until.value), cursor: '',
+    }));
+  });
+  return form;
+}
+
+function recipientsSummary(m) {
+  const all = [...m.to, ...m.cc, ...m.bcc];
+  if (all.length <= 2) return all.join(', ');
+  return `${all.slice(0, 2).join(', ')} and ${all.length - 2} more`;
+}
+
+function messageTable(messages, filtered) {
+  if (!messages.length) {
+    return h('p', { class: 'empty', id: 'message-list' }, filtered
+      ? 'No message matches these filters.'
+      : 'No mail yet. Send one with POST /v1/send and it appears here within seconds.');
+  }
+  return h('div', { class: 'table-wrap' },
+    h('table', { class: 'data', id: 'message-list' },
+      h('caption', { class: 'visually-hidden' }, 'Messages, newest first'),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Subject'),
+        h('th', { scope: 'col' }, 'To'),
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col', class: 'nowrap' }, 'Sent'))),
+      h('tbody', {}, messages.map((m) => h('tr', {},
+        h('td', { 'data-label': 'Subject' },
+          h('a', { class: 'message-link row-title', href: `/messages/${encodeURIComponent(m.id)}` }, m.subject || '(no subject)'),
+          h('div', { class: 'row-sub' }, m.from,
+            m.category === 'marketing' ? ' · marketing' : '',
+            Object.entries(m.tags).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`)))),
+        h('td', { 'data-label': 'To', class: 'wrap-anywhere' }, recipientsSummary(m)),
+        h('td', { 'data-label': 'Status' }, badge(m.status)),
+        h('td', { 'data-label': 'Sent', class: 'nowrap' }, time(m.scheduledAt && m.status === 'scheduled' ? m.scheduledAt : m.createdAt)))))));
+}

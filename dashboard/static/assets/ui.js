@@ -1,0 +1,159 @@
+// The dashboard's shared pieces: page headers, badges, tables, forms,
+// dialogs, copy buttons and notices. Each builds DOM through h(), so text
+// from the API is never parsed as HTML.
+import { h, uid } from './dom.js';
+import { ago, when } from './format.js';
+import { ApiError } from './api.js';
+
+/** pageHeader is the h1 of a page, with optional lead text and actions. */
+export function pageHeader(title, { lead, actions, back } = {}) {
+  return h('header', { class: 'page-header' },
+    back ? h('a', { class: 'back-link', href: back.href }, '← ', back.text) : null,
+    h('div', { class: 'page-title-row' },
+      h('h1', { text: title }),
+      actions ? h('div', { class: 'actions' }, actions) : null),
+    lead ? h('p', { class: 'lead' }, lead) : null);
+}
+
+const tones = {
+  delivered: 'good', verified: 'good', enabled: 'good', active: 'good', succeeded: 'good', sent: 'good',
+  queued: 'info', scheduled: 'info', pending: 'info',
+  deferred: 'warn', partially_delivered: 'warn', temporary_failure: 'warn', retrying: 'warn',
+  bounced: 'bad', failed: 'bad', complained: 'bad', revoked: 'muted', disabled: 'muted',
+  suppressed: 'muted', canceled: 'muted',
+};
+
+/** badge shows a state such as "delivered" in its colour, with the words too. */
+export function badge(state) {
+  const label = String(state || 'unknown').replaceAll('_', ' ');
+  return h('span', { class: `badge badge-${tones[state] || 'muted'}` }, label);
+}
+
+/** time shows a relative time with the exact one in a tooltip. */
+export function time(iso) {
+  if (!iso) return h('span', { class: 'muted' }, '—');
+  return h('time', { datetime: iso, title: when(iso) }, ago(iso));
+}
+
+/**
+ * table renders rows under headings. columns: [{label, cell(row) → node|string,
+ * class}]; the label is repeated in data-label for the narrow-screen layout,
+ * where each row becomes a card.
+ */
+export function table(columns, rows, { id, caption, empty = 'Nothing here yet.' } = {}) {
+  if (!rows.length) return h('p', { class: 'empty', id }, empty);
+  return h('div', { class: 'table-wrap' },
+    h('table', { class: 'data', id },
+      caption ? h('caption', { class: 'visually-hidden' }, caption) : null,
+      h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)))),
+      h('tbody', {}, rows.map((r) => h('tr', {},
+        columns.map((c) => h('td', { class: c.class, 'data-label': c.label }, c.cell(r))))))));
+}
+
+/** field is a labelled form control with an optional hint. */
+export function field(label, control, hint) {
+  const id = control.id || uid('field');
+  control.id = id;
+  let hintEl = null;
+  if (hint) {
+    hintEl = h('span', { class: 'hint', id: `${id}-hint` }, hint);
+    control.setAttribute('aria-describedby', `${id}-hint`);
+  }
+  return h('div', { class: 'field' }, h('label', { for: id }, label), control, hintEl);
+}
+
+/** errorBox explains a failed request; its request id helps the operator. */
+export function errorBox(err) {
+  if (err instanceof ApiError) {
+    return h('div', { class: 'alert alert-error', role: 'alert' },
+      h('p', {}, h('strong', {}, err.message)),
+      err.details.length ? h('ul', {}, err.details.map((d) => h('li', {},
+        d.field ? h('code', {}, d.field) : null, d.field ? ': ' : '', d.message))) : null,
+      h('p', { class: 'small muted' }, `${err.status} ${err.code}`, err.requestId ? ` · request ${err.requestId}` : ''));
+  }
+  return h('div', { class: 'alert alert-error', role: 'alert' }, h('p', {}, h('strong', {}, err.message || String(err))));
+}
+
+/** button is a <button type=button> running onClick, disabled while it runs. */
+export function button(label, onClick, { kind = 'secondary', ...props } = {}) {
+  const b = h('button', { type: 'button', class: `btn btn-${kind}`, ...props }, label);
+  b.addEventListener('click', async (ev) => {
+    if (b.disabled) return;
+    b.disabled = true;
+    try {
+      await onClick(ev);
+    } finally {
+      b.disabled = false;
+    }
+  });
+  return b;
+}
+
+/** copyButton copies text to the clipboard and says so. */
+export function copyButton(text, what = 'value') {
+  return button('Copy', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      toast(`Copied the ${what}.`);
+    } catch {
+      toast(`Could not copy: select the ${what} and copy it by hand.`, 'error');
+    }
+  }, { kind: 'ghost', class: 'btn btn-ghost btn-small', 'aria-label': `Copy the ${what}` });
+}
+
+/** toast shows a short notice that screen readers announce. */
+export function toast(message, tone = 'info') {
+  const region = document.getElementById('toasts');
+  const t = h('div', { class: `toast toast-${tone}` }, message);
+  region.append(t);
+  setTimeout(() => t.remove(), 5000);
+}
+
+/**
+ * dialog opens a modal <dialog> (Escape closes it, focus stays inside) and
+ * resolves with what its form returns: build(close) gives the body and
+ * calls close(value) when done; closing otherwise resolves undefined.
+ */
+export function dialog(title, build, { wide = false } = {}) {
+  return new Promise((resolve) => {
+    const titleId = uid('dialog-title');
+    const d = h('dialog', { class: wide ? 'modal modal-wide' : 'modal', 'aria-labelledby': titleId });
+    let result;
+    const close = (value) => { result = value; d.close(); };
+    d.append(h('h2', { id: titleId }, title), build(close));
+    d.addEventListener('close', () => { d.remove(); resolve(result); });
+    document.body.append(d);
+    d.showModal();
+  });
+}
+
+/** confirm asks a yes/no question in a dialog. */
+export function confirm(title, text, yes = 'Confirm', kind = 'danger') {
+  return dialog(title, (close) => h('div', {},
+    h('p', {}, text),
+    h('div', { class: 'dialog-actions' },
+      h('button', { type: 'button', class: 'btn btn-secondary', on: { click: () => close(false) } }, 'Cancel'),
+      h('button', { type: 'button', class: `btn btn-${kind}`, on: { click: () => close(true) } }, yes))));
+}
+
+/** secretOnce shows a secret that will not be shown again, with a copy button. */
+export function secretOnce(title, what, secret, note) {
+  return dialog(title, (close) => h('div', {},
+    h('p', {}, note || `Copy the ${what} now: it will not be shown again.`),
+    h('div', { class: 'secret' }, h('code', { class: 'secret-value' }, secret), copyButton(secret, what)),
+    h('div', { class: 'dialog-actions' },
+      h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => close(true) } }, 'I have copied it'))));
+}
+
+/** pager offers the next page of a cursor-paged list. */
+export function pager(nextCursor, onNext, onFirst) {
+  if (!nextCursor && !onFirst) return null;
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    onFirst ? h('button', { type: 'button', class: 'btn btn-secondary', on: { click: onFirst } }, '← Newest') : null,
+    nextCursor ? h('button', { type: 'button', class: 'btn btn-secondary', on: { click: () => onNext(nextCursor) } }, 'Older →') : null);
+}
+
+/** dl renders label/value pairs. */
+export function dl(pairs) {
+  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
+}
