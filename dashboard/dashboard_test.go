@@ -124,12 +124,13 @@ func TestTheAPIStaysJSON(t *testing.T) {
 }
 
 // The rules that keep the dashboard safe and offline hold in every file:
-// nothing parses a string as HTML or code (so text from the API can only
-// ever show as text), no script is inline (the policy would block it), and
-// nothing is loaded from another origin.
+// nothing writes a string into the page as HTML or runs one as code (so
+// text from the API can only ever show as text; a message's own html goes
+// only into the sandboxed preview frame's srcdoc), no script is inline (the
+// policy would block it), and nothing is loaded from another origin.
 func TestEmbeddedFilesKeepTheRules(t *testing.T) {
 	forbidden := map[string]*regexp.Regexp{
-		".js": regexp.MustCompile(`\.innerHTML|\.outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|createContextualFragment|DOMParser`),
+		".js": regexp.MustCompile(`\.(?:inner|outer)HTML\s*\+?=|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|createContextualFragment|\.html\(`),
 		".html": regexp.MustCompile(`<script(?:\s+(?:type="module"))?\s*>|\son[a-z]+\s*=|style\s*=`),
 		".css":  regexp.MustCompile(`url\(\s*['"]?(?:https?:)?//|@import\s+url\(\s*['"]?(?:https?:)?//`),
 	}

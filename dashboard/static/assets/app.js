@@ -126,13 +126,15 @@ function signOut() {
 /** showSignIn asks for a key; a wrong one is refused with the service's words. */
 function showSignIn() {
   document.title = 'Sign in · Mailroom';
+  // The input has no name, and the form posts: even a submission that
+  // bypasses the script (form.submit()) can never put the key in an address.
   const input = h('input', {
-    id: 'api-key', name: 'key', type: 'password', autocomplete: 'off', spellcheck: 'false',
+    id: 'api-key', type: 'password', autocomplete: 'off', spellcheck: 'false',
     autocapitalize: 'off', required: true, placeholder: 'mailroom_…', 'aria-describedby': 'api-key-hint',
   });
   const errorEl = h('p', { id: 'sign-in-error', class: 'form-error', role: 'alert' }, session.endedBecause);
   const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Sign in');
-  const form = h('form', { id: 'sign-in', class: 'card signin-card', novalidate: true },
+  const form = h('form', { id: 'sign-in', class: 'card signin-card', method: 'post', novalidate: true },
     h('div', { class: 'signin-brand' }, h('img', { src: '/assets/icon.svg', alt: '', width: '40', height: '40' }), h('span', {}, 'Mailroom')),
     h('h1', { tabindex: '-1' }, 'Sign in'),
     h('div', { class: 'field' },
@@ -202,8 +204,18 @@ async function start() {
     try {
       session.current = await api('/v1/api-keys/current', { key: session.key });
     } catch (err) {
-      session.signOut(err.status === 401 ? `${err.message} Sign in again.` : '');
-      if (err.status !== 401) session.endedBecause = err.message;
+      if (err.status === 401) {
+        session.signOut(`${err.message} Sign in again.`);
+      } else {
+        // The service is away or busy: keep the key and offer a retry, so
+        // that a restart of the service does not sign everyone out.
+        replace(main, h('div', { class: 'signin' }, h('div', { class: 'card signin-card' },
+          h('h1', { tabindex: '-1' }, 'Mailroom is not answering'),
+          errorBox(err),
+          h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => location.reload() } }, 'Try again'))));
+        main.setAttribute('aria-busy', 'false');
+        return;
+      }
     }
   }
   render();

@@ -23,13 +23,12 @@ export default async function render(ctx) {
       actions: badge(m.status),
     }),
     facts(m),
-    h('div', { class: 'grid-2' },
-      h('section', { class: 'card', 'aria-labelledby': 'recipients-title' },
-        h('h2', { id: 'recipients-title' }, 'Recipients'),
-        recipients(m)),
-      h('section', { class: 'card', 'aria-labelledby': 'timeline-title' },
-        h('h2', { id: 'timeline-title' }, 'Timeline'),
-        timeline(m.events || []))),
+    h('section', { class: 'card', 'aria-labelledby': 'recipients-title' },
+      h('h2', { id: 'recipients-title' }, 'Recipients'),
+      recipients(m)),
+    h('section', { class: 'card', 'aria-labelledby': 'timeline-title' },
+      h('h2', { id: 'timeline-title' }, 'Timeline'),
+      timeline(m.events || [])),
     content);
 
   try {
@@ -67,7 +66,7 @@ function recipients(m) {
     {
       label: 'Last reply',
       cell: (r) => (r.smtpCode || r.smtpResponse
-        ? h('span', { class: 'mono' }, [r.smtpCode, r.smtpResponse].filter(Boolean).join(' '))
+        ? h('span', { class: 'mono' }, reply(r.smtpCode, r.smtpResponse))
         : h('span', { class: 'muted' }, r.status === 'queued' ? 'not attempted yet' : '—')),
       class: 'wrap-anywhere',
     },
@@ -82,6 +81,12 @@ function recipients(m) {
   ], m.recipients, { id: 'recipients', caption: 'Recipients', empty: 'No recipients.' });
 }
 
+/** reply is an SMTP reply as the server wrote it: the code once. */
+function reply(code, text) {
+  if (!text) return code ? String(code) : '';
+  return code && !text.startsWith(String(code)) ? `${code} ${text}` : text;
+}
+
 const eventTones = {
   'email.delivered': 'good', 'email.bounced': 'bad', 'email.failed': 'bad', 'email.complained': 'bad',
   'email.deferred': 'warn', 'email.suppressed': 'warn',
@@ -93,11 +98,11 @@ function timeline(events) {
   const sorted = [...events].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
   return h('ol', { class: 'timeline', id: 'timeline' }, sorted.map((e) => {
     const d = e.detail || {};
-    const reply = [d.smtpCode, d.smtpResponse].filter(Boolean).join(' ');
+    const said = reply(d.smtpCode, d.smtpResponse);
     return h('li', { class: `tone-${eventTones[e.type] || 'info'}` },
       h('div', {}, h('span', { class: 'event-type' }, e.type), ' · ', time(e.createdAt)),
       e.recipient ? h('div', { class: 'event-detail' }, e.recipient) : null,
-      reply ? h('div', { class: 'event-detail mono' }, reply) : null,
+      said ? h('div', { class: 'event-detail mono' }, said) : null,
       d.mx ? h('div', { class: 'event-detail' }, `MX ${d.mx}`, d.attempt ? ` · attempt ${d.attempt}` : '') : null,
       d.bounceType ? h('div', { class: 'event-detail' }, `${d.bounceType} bounce`, d.async ? ' (reported later by the receiver)' : '') : null,
       d.reportText ? h('details', { class: 'event-detail' }, h('summary', {}, 'What the receiver reported'), h('pre', { class: 'text-part' }, d.reportText)) : null);
@@ -108,12 +113,47 @@ function timeline(events) {
  * previewDocument wraps a message's html for the sandboxed frame. The frame
  * has no allow-scripts, so nothing in the mail can run; its own policy
  * blocks remote images (tracking pixels) until the user asks for them, and
- * links open in a new tab without a referrer.
+ * links open in a new tab without a referrer. Blocked remote references are
+ * also taken out of the html, so the browser does not even try them.
  */
 export function previewDocument(html, remoteImages) {
-  const img = remoteImages ? "img-src data: https: http:" : 'img-src data:';
+  const img = remoteImages ? 'img-src data: https: http:' : 'img-src data:';
+  const body = remoteImages ? html : withoutRemote(html).html;
   return `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; ${img}; font-src data:">`
-    + '<meta name="referrer" content="no-referrer"><base target="_blank">' + html;
+    + `<meta name="referrer" content="no-referrer"><base target="_blank">${body}`;
+}
+
+const remoteURL = /^\s*(?:https?:)?\/\//i;
+const cssRemote = /url\(\s*(['"]?)\s*(?:https?:)?\/\/[^)]*\)/gi;
+const blankPixel = 'data:image/gif;base64,R0lGODlhAQABAAAAACH5BAEKAAEALAAAAAABAAEAAAICTAEAOw==';
+
+/**
+ * withoutRemote returns html with every remote image, background and
+ * stylesheet reference replaced, and how many there were. DOMParser makes
+ * an inert document: nothing in it loads or runs while it is rewritten.
+ */
+export function withoutRemote(html) {
+  const doc = new DOMParser().parseFromString(html, 'text/html');
+  let count = 0;
+  for (const el of doc.querySelectorAll('[src], [srcset], [background], [poster]')) {
+    for (const attr of ['src', 'srcset', 'background', 'poster']) {
+      const v = el.getAttribute(attr);
+      if (v === null || !(remoteURL.test(v) || (attr === 'srcset' && /(?:^|,)\s*(?:https?:)?\/\//i.test(v)))) continue;
+      count += 1;
+      if (attr === 'src' && el.tagName === 'IMG') el.setAttribute('src', blankPixel);
+      else el.removeAttribute(attr);
+    }
+  }
+  for (const el of doc.querySelectorAll('[style]')) {
+    const v = el.getAttribute('style');
+    const stripped = v.replace(cssRemote, () => { count += 1; return 'none'; });
+    if (stripped !== v) el.setAttribute('style', stripped);
+  }
+  for (const el of doc.querySelectorAll('style')) {
+    el.textContent = el.textContent.replace(cssRemote, () => { count += 1; return 'none'; });
+  }
+  for (const el of doc.querySelectorAll('link, meta[http-equiv]')) el.remove();
+  return { html: `<!doctype html>${doc.documentElement.outerHTML}`, count };
 }
 
 function contentTabs(parsed, size, id) {
@@ -136,7 +176,7 @@ function contentTabs(parsed, size, id) {
       sandbox: 'allow-popups allow-popups-to-escape-sandbox', referrerpolicy: 'no-referrer',
       srcdoc: previewDocument(parsed.html, false),
     });
-    const hasRemote = /<img[^>]+src\s*=\s*["']?\s*https?:/i.test(parsed.html) || /url\(\s*["']?https?:/i.test(parsed.html);
+    const hasRemote = withoutRemote(parsed.html).count > 0;
     const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
     toggle.addEventListener('click', () => {
       remote = !remote;

@@ -87,20 +87,24 @@ function filterForm(f, ctx) {
     h('option', { value: 'marketing', selected: f.category === 'marketing' }, 'marketing'));
   const to = h('input', { name: 'to', type: 'search', value: f.to, placeholder: 'ann@example.com', autocomplete: 'off' });
   const from = h('input', { name: 'from', type: 'search', value: f.from, placeholder: 'orders@yourdomain.com', autocomplete: 'off' });
-  const tag = h('input', { name: 'tag', type: 'search', value: f.tag.join(' '), placeholder: 'order:123', autocomplete: 'off' });
+  const tag = h('input', { name: 'tag', type: 'search', value: f.tag.join(' '), placeholder: 'order:1042 plan:pro', autocomplete: 'off', title: 'Space-separated key:value pairs; a message must have them all' });
   const template = h('input', { name: 'template', type: 'search', value: f.template, placeholder: 'welcome', autocomplete: 'off' });
   const since = h('input', { name: 'since', type: 'datetime-local', value: toLocalInput(f.since) });
   const until = h('input', { name: 'until', type: 'datetime-local', value: toLocalInput(f.until) });
+  const more = f.category || f.template || f.since || f.until;
   const form = h('form', { class: 'card filters-card', role: 'search', 'aria-label': 'Filter the log' },
     h('div', { class: 'filters' },
-      field('Status', status),
       field('Recipient', to),
       field('From', from),
-      field('Tags', tag, 'key:value; several, space-separated, must all match'),
-      field('Category', category),
-      field('Template', template),
-      field('Since', since),
-      field('Until', until)),
+      field('Status', status),
+      field('Tags (key:value)', tag)),
+    h('details', { class: 'more-filters', open: !!more },
+      h('summary', {}, 'More filters'),
+      h('div', { class: 'filters' },
+        field('Category', category),
+        field('Template', template),
+        field('Since', since),
+        field('Until', until))),
     h('div', { class: 'filter-actions' },
       h('button', { type: 'submit', class: 'btn btn-primary' }, 'Apply filters'),
       h('a', { class: 'btn btn-secondary', href: '/messages' }, 'Clear')));
