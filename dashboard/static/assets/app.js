@@ -83,7 +83,13 @@ async function render({ focus = false } = {}) {
   }
   if (controller.signal.aborted) return;
   main.setAttribute('aria-busy', 'false');
-  if (focus) (main.querySelector('h1') || main).focus({ preventScroll: false });
+  // Focus moves to the new page's heading, so that a screen reader
+  // announces it and Tab continues from there (WCAG 2.4.3).
+  if (focus) {
+    const heading = main.querySelector('h1');
+    if (heading && !heading.hasAttribute('tabindex')) heading.tabIndex = -1;
+    (heading || main).focus();
+  }
 }
 
 function page(title, text) {

@@ -10,7 +10,7 @@ export function pageHeader(title, { lead, actions, back } = {}) {
   return h('header', { class: 'page-header' },
     back ? h('a', { class: 'back-link', href: back.href }, '← ', back.text) : null,
     h('div', { class: 'page-title-row' },
-      h('h1', { text: title }),
+      h('h1', { tabindex: '-1' }, title),
       actions ? h('div', { class: 'actions' }, actions) : null),
     lead ? h('p', { class: 'lead' }, lead) : null);
 }

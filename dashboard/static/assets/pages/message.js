@@ -78,7 +78,7 @@ function recipients(m) {
         r.mx ? h('div', { class: 'row-sub' }, `via ${r.mx}`) : null,
         !r.lastAttemptAt && !r.nextAttemptAt && !r.mx ? '—' : null),
     },
-  ], m.recipients, { id: 'recipients', caption: 'Recipients', empty: 'No recipients.' });
+  ], m.recipients, { id: 'recipients', empty: 'No recipients.' });
 }
 
 /** reply is an SMTP reply as the server wrote it: the code once. */
