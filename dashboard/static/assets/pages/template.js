@@ -6,18 +6,8 @@ import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
 import { button, confirm, dialog, dl, errorBox, field, pageHeader, pager, table, time, toast } from '../ui.js';
 import { ago, when } from '../format.js';
-import { withoutRemote } from './message.js';
+import { previewDocument, withoutRemote } from '../preview.js';
 
-/**
- * previewDocument is the frame's document: its own policy first (no
- * script, no fetch, inline styles, data: images; remote images only when
- * the user asks), then the rendered html. Until then remote references are
- * taken out of the html too, so that the browser does not even try them.
- */
-function previewDocument(html, remoteImages) {
-  const img = remoteImages ? 'img-src data: https: http:' : 'img-src data:';
-  return `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; ${img}">${html}`;
-}
 const renderDelay = 400;
 
 export default async function render(ctx) {
@@ -211,7 +201,7 @@ export default async function render(ctx) {
       ? `Showing ${remote} remote ${remote === 1 ? 'image' : 'images'}.`
       : `${remote} remote ${remote === 1 ? 'image is' : 'images are'} not loaded, so the preview contacts no other server.`;
     remoteToggle.textContent = remoteImages ? 'Block remote images' : 'Load remote images';
-    const doc = previewDocument(remoteImages ? html : stripped.html, remoteImages);
+    const doc = previewDocument(html, remoteImages);
     if (frame.srcdoc === doc && !output.hidden) return;
     const loaded = new Promise((resolve) => {
       frame.addEventListener('load', resolve, { once: true });
