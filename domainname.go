@@ -63,6 +63,9 @@ func NormalizeDomainName(s string) (string, error) {
 // (spaces, underscores, "@", "/"), before IDNA gives a vaguer answer.
 // RFC 1035 §2.3.1 (letters, digits, hyphen); non-ASCII is left to IDNA.
 func checkASCIICharacters(name string) string {
+	if strings.Contains(name, "://") || strings.Contains(name, "/") || strings.Contains(name, "@") {
+		return `must be the domain name alone, such as "example.com": no "https://", path or address`
+	}
 	for _, r := range name {
 		if r >= 0x80 || r == '.' || r == '-' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9') {
 			continue

@@ -3,6 +3,7 @@ package mailroom_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,11 @@ func TestSuppressionsAdd(t *testing.T) {
 	var e *mailroom.Error
 	if mailroom.ErrorCode(err) != mailroom.ECodeValidation || !errors.As(err, &e) || len(e.Details) != 1 || e.Details[0].Field != "address" {
 		t.Fatalf("a bad address: %v", err)
+	}
+	// The service's advice comes whole, not cut as a quoted value would be.
+	_, _, err = svc.Add(ctx, acct.ID, "Ann (sales) <ann@example.com>")
+	if !errors.As(err, &e) || len(e.Details) != 1 || !strings.HasSuffix(e.Details[0].Message, `("John <john@example.com>")`) {
+		t.Fatalf("an address with a comment: %v", err)
 	}
 
 	// Get, List and Delete reach the same list.

@@ -1,7 +1,7 @@
 // The dashboard's shell: sign-in, the navigation the key's scopes allow, and
 // a router over the History API that loads each page's module on demand.
 import { h, replace } from './dom.js';
-import { api, hooks } from './api.js';
+import { api, ApiError, hooks } from './api.js';
 import { session } from './session.js';
 import { errorBox } from './ui.js';
 
@@ -79,7 +79,7 @@ async function render({ focus = false } = {}) {
     }
   } catch (err) {
     if (controller.signal.aborted || err.name === 'AbortError') return;
-    replace(main, errorBox(err));
+    failedPage(err, route ? sections.find((x) => path.startsWith(x.href)) : null);
   }
   if (controller.signal.aborted) return;
   main.setAttribute('aria-busy', 'false');
@@ -90,6 +90,29 @@ async function render({ focus = false } = {}) {
     if (heading && !heading.hasAttribute('tabindex')) heading.tabIndex = -1;
     (heading || main).focus();
   }
+}
+
+/**
+ * failedPage explains a page that could not be shown: what is not there
+ * (404), or that the service is away or busy, with a way to try again.
+ */
+function failedPage(err, section) {
+  const back = section ? h('p', {}, h('a', { href: section.href }, `← ${section.label}`)) : null;
+  if (err.status === 404) {
+    document.title = 'Not found · Mailroom';
+    replace(main, h('header', { class: 'page-header' }, h('h1', { tabindex: '-1' }, 'Not found')),
+      h('p', {}, err.message), back);
+    return;
+  }
+  // A module that did not load is a service that did not answer.
+  const away = !(err instanceof ApiError);
+  const title = err.status === 429 ? 'Too many requests' : away || err.status === 503 ? 'Mailroom is not answering' : 'Something went wrong';
+  document.title = `${title} · Mailroom`;
+  replace(main, h('header', { class: 'page-header' }, h('h1', { tabindex: '-1' }, title)),
+    away ? h('div', { class: 'alert alert-error', role: 'alert' }, h('p', {}, 'The service could not be reached. Check that it is running, then try again.')) : errorBox(err),
+    h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => render({ focus: true }) } }, 'Try again'),
+      back));
 }
 
 function page(title, text) {
@@ -111,7 +134,7 @@ function showShell(path) {
             h('li', {}, h('a', { href: s.href, dataset: { section: s.href } }, s.label))))),
         h('div', { class: 'who' },
           h('span', { class: 'who-key', title: `Key ${k.keyId}, scopes: ${k.scopes.join(', ')}` },
-            h('span', { class: 'visually-hidden' }, 'Signed in with the key '), k.name || k.keyId),
+            h('span', { 'aria-hidden': 'true' }, 'Key: '), h('span', { class: 'visually-hidden' }, 'Signed in with the key '), k.name || k.keyId),
           h('button', { type: 'button', id: 'sign-out', class: 'btn btn-ghost btn-small', on: { click: signOut } }, 'Sign out'))),
       main);
     replace(app, shell);
@@ -216,7 +239,7 @@ async function start() {
         // The service is away or busy: keep the key and offer a retry, so
         // that a restart of the service does not sign everyone out.
         replace(main, h('div', { class: 'signin' }, h('div', { class: 'card signin-card' },
-          h('h1', { tabindex: '-1' }, 'Mailroom is not answering'),
+          h('h1', { tabindex: '-1' }, err.status === 429 ? 'Too many requests' : 'Mailroom is not answering'),
           errorBox(err),
           h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => location.reload() } }, 'Try again'))));
         main.setAttribute('aria-busy', 'false');

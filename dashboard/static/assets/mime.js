@@ -62,9 +62,13 @@ export function parseParams(value) {
 function decodeTransfer(body, encoding) {
   switch (encoding) {
     case 'base64': {
-      const clean = body.replace(/[^A-Za-z0-9+/]/g, '');
+      // Whitespace and stray characters out, then the padding restored
+      // (RFC 2045 §6.8): the last group may lack its "=".
+      let clean = body.replace(/[^A-Za-z0-9+/]/g, '');
+      if (clean.length % 4 === 1) clean = clean.slice(0, -1); // not a whole byte
+      clean += '='.repeat((4 - (clean.length % 4)) % 4);
       try {
-        return atob(clean.slice(0, clean.length - (clean.length % 4)));
+        return atob(clean);
       } catch {
         return body;
       }

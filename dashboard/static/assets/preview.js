@@ -37,6 +37,16 @@ export function withoutRemote(html) {
       else el.removeAttribute(attr);
     }
   }
+  // SVG's image, use and feImage load what their href names.
+  for (const el of doc.querySelectorAll('image, use, feImage, object')) {
+    for (const attr of ['href', 'xlink:href', 'data']) {
+      const v = el.getAttribute(attr);
+      if (v !== null && remoteURL.test(v)) {
+        count += 1;
+        el.removeAttribute(attr);
+      }
+    }
+  }
   for (const el of doc.querySelectorAll('[style]')) {
     const v = el.getAttribute('style');
     const stripped = v.replace(cssRemote, () => { count += 1; return 'none'; });

@@ -125,7 +125,7 @@ export function toast(message, tone = 'info') {
  * resolves with what its form returns: build(close) gives the body and
  * calls close(value) when done; closing otherwise resolves undefined.
  */
-export function dialog(title, build, { wide = false } = {}) {
+export function dialog(title, build, { wide = false, dismissable = true } = {}) {
   return new Promise((resolve) => {
     const titleId = uid('dialog-title');
     const d = h('dialog', { class: wide ? 'modal modal-wide' : 'modal', 'aria-labelledby': titleId });
@@ -133,6 +133,8 @@ export function dialog(title, build, { wide = false } = {}) {
     const close = (value) => { result = value; d.close(); };
     d.append(h('h2', { id: titleId }, title), build(close));
     d.addEventListener('close', () => { d.remove(); resolve(result); });
+    // A dialog that shows something once is closed only on purpose.
+    if (!dismissable) d.addEventListener('cancel', (ev) => ev.preventDefault());
     document.body.append(d);
     d.showModal();
   });
@@ -153,7 +155,8 @@ export function secretOnce(title, what, secret, note) {
     h('p', {}, note || `Copy the ${what} now: it will not be shown again.`),
     h('div', { class: 'secret' }, h('code', { class: 'secret-value' }, secret), copyButton(secret, what)),
     h('div', { class: 'dialog-actions' },
-      h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => close(true) } }, 'I have copied it'))));
+      h('button', { type: 'button', class: 'btn btn-primary', on: { click: () => close(true) } }, 'I have copied it'))),
+  { dismissable: false });
 }
 
 /** pager offers the next page of a cursor-paged list. */

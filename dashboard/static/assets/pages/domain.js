@@ -162,21 +162,31 @@ function recordList(d) {
     h('p', { class: 'muted small records-note' },
       'Add these at your DNS provider (some want the name without the trailing .', d.name,
       '). DNS changes usually show within minutes but can take up to 48 hours; pending domains are checked again automatically.'),
-    h('ul', { class: 'records' }, d.records.map(recordItem)),
+    h('ul', { class: 'records' }, d.records.map((r) => recordItem(r, d.status))),
   ];
 }
 
-function recordItem(r) {
+/**
+ * recordState is how a record's state reads: while the domain is pending, a
+ * record DNS does not hold yet is "not found yet", not an alarming failure.
+ */
+function recordState(r, domainStatus) {
+  if (r.status === 'failed' && domainStatus === 'pending') return h('span', { class: 'badge badge-warn' }, 'not found yet');
+  return badge(r.status);
+}
+
+function recordItem(r, domainStatus) {
   const p = purposes[r.purpose] || { label: r.purpose, what: '' };
   const expected = r.type === 'MX' && r.priority !== undefined ? `${r.priority} ${r.value}` : r.value;
   const showFound = Array.isArray(r.found) && r.found.length > 0
     && (r.status !== 'verified' || !r.found.some((f) => same(f, expected)));
-  return h('li', { class: `record record-${r.status}`, dataset: { purpose: r.purpose } },
+  const shownState = r.status === 'failed' && domainStatus === 'pending' ? 'pending' : r.status;
+  return h('li', { class: `record record-${shownState}`, dataset: { purpose: r.purpose } },
     h('div', { class: 'record-head' },
       h('div', { class: 'record-title' },
         h('h3', {}, p.label),
         h('span', { class: r.required ? 'record-need record-required' : 'record-need' }, r.required ? 'Required' : 'Recommended')),
-      badge(r.status)),
+      recordState(r, domainStatus)),
     p.what ? h('p', { class: 'record-what small muted' }, p.what) : null,
     h('dl', { class: 'record-fields' },
       h('div', {}, h('dt', {}, 'Type'), h('dd', {}, h('code', { class: 'record-type' }, r.type))),

@@ -27,7 +27,7 @@ export default async function render(ctx) {
       lead: 'Every message this account sent, newest first: open one to see each recipient’s state, the receiving server’s reply and the full timeline.',
       actions: liveNote,
     }),
-    filterForm(filters, ctx),
+    filterPanel(filters, filtered, ctx),
     listArea);
 
   let shown = '';
@@ -44,22 +44,38 @@ export default async function render(ctx) {
         cursor ? () => ctx.navigate(withQuery({ cursor: '' })) : null));
     if (focused) listArea.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
   };
+  let failed = false;
+  const showFailure = (err) => {
+    failed = true;
+    if (!shown) replace(listArea, errorBox(err));
+    liveNote.hidden = false;
+    liveNote.className = 'live live-lost';
+    liveNote.textContent = cursor ? 'Not loaded' : `Connection lost: retrying every ${refreshEvery / 1000} s`;
+  };
+  const showLive = () => {
+    failed = false;
+    liveNote.hidden = !!cursor;
+    liveNote.className = 'live';
+    liveNote.textContent = 'Live';
+  };
   try {
     await load();
+    showLive();
   } catch (err) {
     if (err.name === 'AbortError') throw err;
-    replace(listArea, errorBox(err));
-    return;
+    showFailure(err);
   }
 
   // Only the newest page follows new mail: an older page stays as it was
-  // read, so paging through it is not disturbed.
-  if (!cursor) {
-    liveNote.hidden = false;
+  // read, so paging through it is not disturbed. A page that could not be
+  // loaded keeps trying, so it recovers by itself when the service is back.
+  if (!cursor || failed) {
     liveNote.title = `Refreshes every ${refreshEvery / 1000} s while this tab is visible`;
     const timer = setInterval(() => {
-      if (document.hidden) return;
-      load().catch(() => {});
+      if (document.hidden || (cursor && !failed)) return;
+      load().then(showLive, (err) => {
+        if (err.name !== 'AbortError') showFailure(err);
+      });
     }, refreshEvery);
     ctx.signal.addEventListener('abort', () => clearInterval(timer));
   }
@@ -75,6 +91,17 @@ function withQuery(changes) {
   }
   const s = q.toString();
   return `/messages${s ? `?${s}` : ''}`;
+}
+
+/**
+ * filterPanel holds the filters; on a phone it starts folded (unless a
+ * filter is set), so that the first screen shows mail, not a form.
+ */
+function filterPanel(f, filtered, ctx) {
+  const narrow = window.matchMedia('(max-width: 720px)').matches;
+  return h('details', { class: 'filters-panel', open: filtered || !narrow },
+    h('summary', {}, filtered ? 'Filters (set)' : 'Filters'),
+    filterForm(f, ctx));
 }
 
 function filterForm(f, ctx) {
