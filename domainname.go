@@ -50,7 +50,11 @@ func NormalizeDomainName(s string) (string, error) {
 		return "", domainNameError(msg)
 	}
 	if suffix, _ := publicsuffix.PublicSuffix(ascii); suffix == ascii {
-		return "", domainNameError(fmt.Sprintf("%q is a public suffix, under which anyone can register names; add a domain you own, such as \"yourcompany.%s\"", ascii, ascii))
+		// The advice is the service's own words: passed whole, not cut as a
+		// quoted value would be.
+		var v Validator
+		v.Add("name", "%q is a public suffix, under which anyone can register names; add a domain you own, such as %s", ascii, ownText(`"yourcompany.`+ascii+`"`))
+		return "", v.Err()
 	}
 	return ascii, nil
 }

@@ -47,7 +47,7 @@ func TestNormalizeDomainNameRefuses(t *testing.T) {
 		{"only a dot", ".", "is required"},
 		{"single label", "localhost", "at least two labels"},
 		{"bare TLD", "com", "at least two labels"},
-		{"public suffix", "co.uk", "public suffix"},
+		{"public suffix", "co.uk", `add a domain you own, such as "yourcompany.co.uk"`},
 		{"public suffix with dot", "CO.UK.", "public suffix"},
 		{"wildcard public suffix", "anything.ck", "public suffix"},
 		{"leading hyphen", "-bad.com", "starts or ends with a hyphen"},

@@ -19,6 +19,10 @@ type Domains struct {
 	Settings RecordSettings
 	Now      func() time.Time
 	Log      *slog.Logger
+	// Sandbox names the `--dev` sandbox domain (AddSandbox), if any. Verify
+	// answers it as it stands: it has no public records to find, and a
+	// check would turn it from verified to temporary_failure.
+	Sandbox string
 }
 
 // Add creates a pending domain with its own DKIM key and the records to
@@ -93,8 +97,8 @@ func (s *Domains) Verify(ctx context.Context, accountID, name string) (*Domain, 
 		return nil, Errorf(ECodeNotFound, "No domain %q in this account.", name)
 	}
 	d, err := s.Store.Domain(ctx, accountID, name)
-	if err != nil {
-		return nil, err
+	if err != nil || (s.Sandbox != "" && name == s.Sandbox) {
+		return d, err
 	}
 	return d, s.check(ctx, d)
 }

@@ -130,7 +130,7 @@ func TestTheAPIStaysJSON(t *testing.T) {
 // policy would block it), and nothing is loaded from another origin.
 func TestEmbeddedFilesKeepTheRules(t *testing.T) {
 	forbidden := map[string]*regexp.Regexp{
-		".js": regexp.MustCompile(`\.(?:inner|outer)HTML\s*\+?=|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|createContextualFragment|\.html\(`),
+		".js":   regexp.MustCompile(`\.(?:inner|outer)HTML\s*\+?=|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]on|createContextualFragment|\.html\(`),
 		".html": regexp.MustCompile(`<script(?:\s+(?:type="module"))?\s*>|\son[a-z]+\s*=|style\s*=`),
 		".css":  regexp.MustCompile(`url\(\s*['"]?(?:https?:)?//|@import\s+url\(\s*['"]?(?:https?:)?//`),
 	}

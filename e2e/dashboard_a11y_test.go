@@ -26,7 +26,7 @@ func axeOrSkip(t *testing.T) string {
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("axe-core is not installed (%v): `npm install --prefix e2e/testdata/axe axe-core@4.14.1` installs it, as .ci/run does", err)
+		t.Skipf("axe-core is not installed (%v): `npm install --prefix e2e/testdata/axe axe-core@4.14.1` (from the repository root) installs it, as .ci/run does", err)
 	}
 	return string(src)
 }

@@ -179,6 +179,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		if devKey, err = ensureDevAccount(ctx, store, domains, c.dataDir, time.Now()); err != nil {
 			return fmt.Errorf("dev set-up: %w", err)
 		}
+		domains.Sandbox = devSandboxDomain
 	}
 
 	registry := prometheus.NewRegistry()

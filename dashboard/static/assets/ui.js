@@ -67,7 +67,8 @@ export function errorBox(err) {
   if (err instanceof ApiError) {
     return h('div', { class: 'alert alert-error', role: 'alert' },
       h('p', {}, h('strong', {}, err.message)),
-      err.details.length ? h('ul', {}, err.details.map((d) => h('li', {},
+      // A lone detail that repeats the message says nothing more.
+      err.details.length && !(err.details.length === 1 && err.message.includes(err.details[0].message)) ? h('ul', {}, err.details.map((d) => h('li', {},
         d.field ? h('code', {}, d.field) : null, d.field ? ': ' : '', d.message))) : null,
       h('p', { class: 'small muted' }, `${err.status} ${err.code}`, err.requestId ? ` · request ${err.requestId}` : ''));
   }
@@ -79,11 +80,15 @@ export function button(label, onClick, { kind = 'secondary', ...props } = {}) {
   const b = h('button', { type: 'button', class: `btn btn-${kind}`, ...props }, label);
   b.addEventListener('click', async (ev) => {
     if (b.disabled) return;
+    // A disabled button loses the focus to <body>; give it back after, so
+    // a keyboard user stays where they were.
+    const hadFocus = document.activeElement === b;
     b.disabled = true;
     try {
       await onClick(ev);
     } finally {
       b.disabled = false;
+      if (hadFocus && b.isConnected && document.activeElement === document.body) b.focus();
     }
   });
   return b;
@@ -103,7 +108,13 @@ export function copyButton(text, what = 'value') {
 
 /** toast shows a short notice that screen readers announce. */
 export function toast(message, tone = 'info') {
-  const region = document.getElementById('toasts');
+  // An open modal dialog is in the top layer, above everything else:
+  // its toasts go inside it, where they can be seen.
+  const modal = document.querySelector('dialog[open]');
+  let region = document.getElementById('toasts');
+  if (modal) {
+    region = modal.querySelector('.toasts') || modal.appendChild(h('div', { class: 'toasts', role: 'status', 'aria-live': 'polite' }));
+  }
   const t = h('div', { class: `toast toast-${tone}` }, message);
   region.append(t);
   setTimeout(() => t.remove(), 5000);
