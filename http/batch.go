@@ -39,6 +39,11 @@ func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, toBatchResponse(r, outcomes))
+}
+
+// toBatchResponse answers each item by its outcome, counting them.
+func toBatchResponse(r *http.Request, outcomes []mailroom.AcceptOutcome) batchResponse {
 	out := batchResponse{Data: make([]any, len(outcomes))}
 	for i, o := range outcomes {
 		if o.Err != nil {
@@ -49,7 +54,7 @@ func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
 		out.Data[i] = toSendResponse(o.Result)
 		out.Accepted++
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // decodeBatchItem reads one item as the body of POST /v1/send is read.
