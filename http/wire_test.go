@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
 var updateWire = flag.Bool("update-wire", false, "rewrite http/testdata/wire/*.json from what the conversions write now")
@@ -178,90 +179,92 @@ func wireCases() []wireCase {
 	}}
 
 	return []wireCase{
-		{"apikey-active", writes(200, func() any { return toAPIKeyJSON(activeKey) })},
-		{"apikey-revoked", writes(200, func() any { return toAPIKeyJSON(revokedKey) })},
-		{"apikey-noscopes", writes(200, func() any { return toAPIKeyJSON(noScopes) })},
+		{"apikey-active", writes(200, func() any { return toAPIKey(activeKey) })},
+		{"apikey-revoked", writes(200, func() any { return toAPIKey(revokedKey) })},
+		{"apikey-noscopes", writes(200, func() any { return toAPIKey(noScopes) })},
 		{"apikey-created", writes(201, func() any {
-			body := toAPIKeyJSON(activeKey)
-			body.Key = "mailroom_k1234567890abcde_secret"
-			return body
+			return api.APIKeyCreated{APIKey: toAPIKey(activeKey), Key: "mailroom_k1234567890abcde_secret"}
 		})},
 		{"apikey-list", writes(200, func() any {
-			return newList([]apiKeyJSON{toAPIKeyJSON(activeKey), toAPIKeyJSON(revokedKey)}, scopeAPIKeys, "c1")
+			return newList([]api.APIKey{toAPIKey(activeKey), toAPIKey(revokedKey)}, scopeAPIKeys, "c1")
 		})},
 
-		{"domain-pending", writes(201, func() any { return toDomainJSON(pending) })},
-		{"domain-verified", writes(200, func() any { return toDomainJSON(verified) })},
-		{"domain-norecords", writes(200, func() any { return toDomainJSON(noRecords) })},
-		{"domain-list-empty", writes(200, func() any { return newList([]domainJSON(nil), scopeDomains, "") })},
+		{"domain-pending", writes(201, func() any { return toDomain(pending) })},
+		{"domain-verified", writes(200, func() any { return toDomain(verified) })},
+		{"domain-norecords", writes(200, func() any { return toDomain(noRecords) })},
+		{"domain-list-empty", writes(200, func() any { return newList([]api.Domain(nil), scopeDomains, "") })},
 
-		{"message-plain", writes(200, func() any { return toMessageJSON(plain, nil) })},
-		{"message-full", writes(200, func() any { return toMessageJSON(full, events) })},
-		{"message-scheduled", writes(200, func() any { return toMessageJSON(scheduled, nil) })},
+		{"message-plain", writes(200, func() any { return toMessage(plain, nil) })},
+		{"message-full", writes(200, func() any { return toMessage(full, events) })},
+		{"message-scheduled", writes(200, func() any { return toMessage(scheduled, nil) })},
 		{"message-list", writes(200, func() any {
-			return newList([]messageJSON{toMessageJSON(plain, nil), toMessageJSON(full, nil)}, "log", "c2")
+			return newList([]api.Message{toMessage(plain, nil), toMessage(full, nil)}, "log", "c2")
 		})},
 
 		{"events-list", writes(200, func() any {
-			out := make([]accountEventJSON, len(accountEvents))
+			out := make([]api.EventRecord, len(accountEvents))
 			for i, e := range accountEvents {
-				out[i] = toAccountEventJSON(e)
+				out[i] = toEventRecord(e)
 			}
 			return newList(out, "events", "")
 		})},
-		{"event-test", writes(202, func() any { return toAccountEventJSON(accountEvents[2]) })},
-		{"replay", writes(202, func() any { return replayJSON{EventID: "evt_01", Endpoints: []string{"wh_01", "wh_02"}} })},
-		{"replay-none", writes(202, func() any { return replayJSON{EventID: "evt_01", Endpoints: nil} })},
+		{"event-test", writes(202, func() any { return toEventRecord(accountEvents[2]) })},
+		{"replay", writes(202, func() any { return api.ReplayResult{EventID: "evt_01", Endpoints: []string{"wh_01", "wh_02"}} })},
+		{"replay-none", writes(202, func() any { return api.ReplayResult{EventID: "evt_01", Endpoints: nil} })},
 
-		{"suppression-manual", writes(201, func() any { return toSuppressionJSON(suppressions[0]) })},
+		{"suppression-manual", writes(201, func() any { return toSuppression(suppressions[0]) })},
 		{"suppression-list", writes(200, func() any {
-			return newList([]suppressionJSON{toSuppressionJSON(suppressions[0]), toSuppressionJSON(suppressions[1])}, scopeSuppressions, "c3")
+			return newList([]api.Suppression{toSuppression(suppressions[0]), toSuppression(suppressions[1])}, scopeSuppressions, "c3")
 		})},
 
-		{"template-full", writes(201, func() any { return toTemplateJSON(tplFull) })},
-		{"template-bare", writes(200, func() any { return toTemplateJSON(tplBare) })},
-		{"template-htmlonly", writes(200, func() any { return toTemplateJSON(tplHTML) })},
+		{"template-full", writes(201, func() any { return toTemplate(tplFull) })},
+		{"template-bare", writes(200, func() any { return toTemplate(tplBare) })},
+		{"template-htmlonly", writes(200, func() any { return toTemplate(tplHTML) })},
 		{"template-list", writes(200, func() any {
 			return newList(toTemplateSummaries([]*mailroom.Template{tplFull, tplBare, tplHTML}), scopeTemplates, "")
 		})},
 		{"template-list-empty", writes(200, func() any { return newList(toTemplateSummaries(nil), scopeTemplates, "") })},
 		{"template-rendered", writes(200, func() any {
-			return renderResponse{Subject: "Receipt 1042", HTML: "", Text: "Thanks <Ann> & co"}
+			return api.TemplateRendered{Subject: "Receipt 1042", HTML: "", Text: "Thanks <Ann> & co"}
 		})},
 
-		{"webhook-on", writes(200, func() any { return toWebhookJSON(hookOn, now) })},
-		{"webhook-rotating", writes(200, func() any { return toWebhookJSON(hookAll, now) })},
-		{"webhook-rotation-over", writes(200, func() any { return toWebhookJSON(hookRotationOver, now) })},
-		{"webhook-off", writes(200, func() any { return toWebhookJSON(hookOff, now) })},
-		{"webhook-failing", writes(200, func() any { return toWebhookJSON(hookFailing, now) })},
+		{"webhook-on", writes(200, func() any { return toWebhook(hookOn, now) })},
+		{"webhook-rotating", writes(200, func() any { return toWebhook(hookAll, now) })},
+		{"webhook-rotation-over", writes(200, func() any { return toWebhook(hookRotationOver, now) })},
+		{"webhook-off", writes(200, func() any { return toWebhook(hookOff, now) })},
+		{"webhook-failing", writes(200, func() any { return toWebhook(hookFailing, now) })},
 		{"webhook-created", writes(201, func() any {
-			return webhookCreatedJSON{webhookJSON: toWebhookJSON(hookOn, now), Secret: "whsec_c2VjcmV0"}
+			return api.WebhookCreated{Webhook: toWebhook(hookOn, now), Secret: "whsec_c2VjcmV0"}
 		})},
 		{"webhook-list", writes(200, func() any {
-			return newList([]webhookJSON{toWebhookJSON(hookOn, now), toWebhookJSON(hookFailing, now)}, scopeWebhooks, "c4")
+			return newList([]api.Webhook{toWebhook(hookOn, now), toWebhook(hookFailing, now)}, scopeWebhooks, "c4")
 		})},
 		{"webhook-secret", writes(200, func() any {
-			return rotatedSecretJSON{Secret: "whsec_bmV3", PreviousSecretExpiresAt: timestamp(*hookAll.PreviousSecretUntil)}
+			out, err := toWebhookSecret("whsec_bmV3", hookAll)
+			if err != nil {
+				panic(err)
+			}
+			return out
 		})},
 		{"webhook-attempts", writes(200, func() any {
-			out := make([]webhookAttemptJSON, len(attempts))
+			out := make([]api.WebhookAttempt, len(attempts))
 			for i, a := range attempts {
-				out[i] = toWebhookAttemptJSON(a)
+				out[i] = toWebhookAttempt(a)
 			}
 			return newList(out, scopeWebhooks, "c5")
 		})},
 
 		{"send-queued", writes(200, func() any {
-			return toSendResponse(mailroom.AcceptResult{MessageID: "msg_01", Status: mailroom.MessageQueued})
+			return toSendResult(mailroom.AcceptResult{MessageID: "msg_01", Status: mailroom.MessageQueued})
 		})},
 		{"send-scheduled", writes(200, func() any {
-			return toSendResponse(mailroom.AcceptResult{MessageID: "msg_03", Status: mailroom.MessageScheduled})
+			return toSendResult(mailroom.AcceptResult{MessageID: "msg_03", Status: mailroom.MessageScheduled})
 		})},
 		{"send-duplicate", writes(200, func() any {
-			return toSendResponse(mailroom.AcceptResult{MessageID: "msg_01", Status: mailroom.MessageScheduled, Duplicate: true})
+			return toSendResult(mailroom.AcceptResult{MessageID: "msg_01", Status: mailroom.MessageScheduled, Duplicate: true})
 		})},
 		{"batch", writes(200, func() any {
-			return toBatchResponse(req, []mailroom.AcceptOutcome{
+			return toBatchResult(req, []mailroom.AcceptOutcome{
 				{Result: mailroom.AcceptResult{MessageID: "msg_01", Status: mailroom.MessageQueued}},
 				{Err: validation},
 				{Err: mailroom.Errorf(mailroom.ECodeIdempotencyKeyReused, "The key was used with another request.")},
@@ -270,15 +273,70 @@ func wireCases() []wireCase {
 				{Result: mailroom.AcceptResult{MessageID: "msg_01", Duplicate: true}},
 			})
 		})},
-		{"batch-empty", writes(200, func() any { return toBatchResponse(req, nil) })},
+		{"batch-empty", writes(200, func() any { return toBatchResult(req, nil) })},
 
-		{"health", writes(200, func() any { return statusBody{Status: "ok"} })},
-		{"unsubscribed", writes(200, func() any { return unsubscribedJSON{Status: "unsubscribed", Address: "ann@example.net"} })},
+		{"health", writes(200, func() any { return api.Status{Status: api.StatusOK} })},
+		{"unsubscribed", writes(200, func() any { return api.Unsubscribed{Status: "unsubscribed", Address: "ann@example.net"} })},
 
 		{"error-validation", writesError(validation)},
 		{"error-plain", writesError(mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", "msg_<x>"))},
 		{"error-long", writesError(mailroom.Errorf(mailroom.ECodeInvalidJSON, "%s", long))},
 		{"error-internal", writesError(errors.New("a bug"))},
 		{"error-unknown-code", writesError(&mailroom.Error{Code: "no_such_code", Message: "?"})},
+	}
+}
+
+// The api request types a handler decodes into read every body as the
+// local structs they replaced did, under the same strict decoder: the same
+// value, or the same error (code, message and details).
+func TestWireRequestsDecodeAsBefore(t *testing.T) {
+	type domainBefore struct {
+		Name string `json:"name"`
+	}
+	type suppressionBefore struct {
+		Address string `json:"address"`
+	}
+	bodies := []string{
+		`{"name":"example.com","address":"a@example.com"}`,
+		`{"name":"example.com"}`, `{"address":"a@example.com"}`, `{}`,
+		`{"Name":"example.com"}`, `{"ADDRESS":"a@example.com"}`, `{"ſame":"x"}`,
+		`{"name":"a","name":"b"}`, `{"address":"a","address":"b"}`,
+		`{"name":1}`, `{"address":["a"]}`, `{"name":null}`, `{"address":{}}`, `{"name":true}`,
+		`{"name":"x","extra":1}`, `{"address":"x","nested":{"deep":[1]}}`,
+		`[]`, `"x"`, `null`, `{"name":"x"} {}`, `{"name":"x"`, "{\"name\":\"\xff\"}", `{"address":"\u00e9"}`,
+	}
+	check := func(body string, before, after any) {
+		t.Helper()
+		errBefore, errAfter := unmarshalRequest([]byte(body), before), unmarshalRequest([]byte(body), after)
+		if (errBefore == nil) != (errAfter == nil) || (errBefore != nil && !sameError(errBefore, errAfter)) {
+			t.Errorf("%s into %T: %v; before, into %T: %v", body, after, errAfter, before, errBefore)
+		}
+		b, _ := json.Marshal(before)
+		a, _ := json.Marshal(after)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s into %T: %s; before, into %T: %s", body, after, a, before, b)
+		}
+	}
+	for _, body := range bodies {
+		check(body, &domainBefore{}, &api.DomainCreateRequest{})
+		check(body, &suppressionBefore{}, &api.SuppressionRequest{})
+	}
+}
+
+func sameError(a, b error) bool {
+	var ea, eb *mailroom.Error
+	if !errors.As(a, &ea) || !errors.As(b, &eb) {
+		return a.Error() == b.Error()
+	}
+	ja, _ := json.Marshal(toErrorBody(ea))
+	jb, _ := json.Marshal(toErrorBody(eb))
+	return bytes.Equal(ja, jb)
+}
+
+// A rotation always leaves the previous secret an expiry; a store that
+// did not is a bug, answered as one rather than with an empty time.
+func TestWebhookSecretWithoutExpiry(t *testing.T) {
+	if _, err := toWebhookSecret("whsec_x", &mailroom.WebhookEndpoint{ID: "wh_1"}); err == nil {
+		t.Fatal("a rotation without the previous secret's expiry was answered")
 	}
 }
