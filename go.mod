@@ -15,6 +15,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/k3a/html2text v1.3.0
+	github.com/mailroom/mailroom/client v0.0.0
 	github.com/miekg/dns v1.1.73
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/pressly/goose/v3 v3.29.0
@@ -64,3 +65,7 @@ require (
 )
 
 tool honnef.co/go/tools/cmd/staticcheck
+
+// The Go client is a module of its own (client/go.mod), so that its users do
+// not pull in the server's dependencies; the server and its tests use this copy.
+replace github.com/mailroom/mailroom/client => ./client

@@ -1,7 +1,9 @@
 // Package apitest is a client for tests that drive the API the way clients
 // do: over real TLS, checking every response against the OpenAPI document
 // the service publishes (with getkin/kin-openapi), so that the document and
-// the service cannot drift apart unnoticed.
+// the service cannot drift apart unnoticed. Decode reads a response into
+// the wire types of package client/api, which the service writes and the
+// Go client reads, refusing any member the type does not know.
 package apitest
 
 import (
@@ -10,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -48,6 +51,43 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+
+	t testing.TB // the test of the Client that got it, for Decode
+}
+
+// Decode decodes the body of r, a response of Client.Do, into T: one of
+// the wire types of package github.com/mailroom/mailroom/client/api (such
+// as api.Domain, api.List[api.Message] or api.ErrorBody). It fails the
+// test when the body is not JSON, holds a member T has no field for (the
+// service wrote something the wire type lacks), has a member of another
+// JSON type than T's field, or holds more than one value.
+//
+//	d := apitest.Decode[api.Domain](c.Do(apitest.Request{Method: "GET", Path: "/v1/domains/example.com", Key: key}))
+func Decode[T any](r *Response) T {
+	if r.t == nil {
+		panic("apitest.Decode: the response did not come from Client.Do; use DecodeBody")
+	}
+	r.t.Helper()
+	v, err := DecodeBody[T](r.Body)
+	if err != nil {
+		r.t.Fatalf("%v\nbody: %s", err, r.Body)
+	}
+	return v
+}
+
+// DecodeBody is Decode without a test: it decodes body into T by Decode's
+// rules and returns the error.
+func DecodeBody[T any](body []byte) (T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, fmt.Errorf("decode the body as %T: %w", v, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return v, fmt.Errorf("decode the body as %T: data after its JSON value", v)
+	}
+	return v, nil
 }
 
 // Map decodes the body as a JSON object.
@@ -123,7 +163,7 @@ func (c *Client) Do(req Request) *Response {
 	if err != nil {
 		c.T.Fatalf("%s %s: read body: %v", req.Method, req.Path, err)
 	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: got}
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: got, t: c.T}
 	if resp.Header.Get("X-Request-Id") == "" {
 		c.T.Errorf("%s %s: no X-Request-Id header", req.Method, req.Path)
 	}

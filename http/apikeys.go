@@ -4,37 +4,30 @@ import (
 	"net/http"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// apiKeyJSON is an API key as the API shows it. Key is the full key,
-// present only in the answer to its creation.
-type apiKeyJSON struct {
-	KeyID      string   `json:"keyId"`
-	Name       string   `json:"name"`
-	Scopes     []string `json:"scopes"`
-	Status     string   `json:"status"`
-	CreatedAt  string   `json:"createdAt"`
-	LastUsedAt *string  `json:"lastUsedAt"`
-	RevokedAt  *string  `json:"revokedAt"`
-	Key        string   `json:"key,omitempty"`
-}
-
-func toAPIKeyJSON(k *mailroom.APIKey) apiKeyJSON {
-	scopes := make([]string, len(k.Scopes))
+// toAPIKey shows an API key as the API does: never its secret, which only
+// the answer to its creation holds (api.APIKeyCreated).
+func toAPIKey(k *mailroom.APIKey) api.APIKey {
+	scopes := make([]api.Scope, len(k.Scopes))
 	for i, s := range k.Scopes {
-		scopes[i] = string(s)
+		scopes[i] = api.Scope(s)
 	}
-	return apiKeyJSON{
+	return api.APIKey{
 		KeyID:      k.KeyID,
 		Name:       k.Name,
 		Scopes:     scopes,
-		Status:     k.Status(),
-		CreatedAt:  timestamp(k.CreatedAt),
-		LastUsedAt: optTimestamp(k.LastUsedAt),
-		RevokedAt:  optTimestamp(k.RevokedAt),
+		Status:     api.KeyStatus(k.Status()),
+		CreatedAt:  wireTime(k.CreatedAt),
+		LastUsedAt: optWireTime(k.LastUsedAt),
+		RevokedAt:  optWireTime(k.RevokedAt),
 	}
 }
 
+// createAPIKeyRequest is api.APIKeyCreateRequest as the service reads it:
+// its scopes are mailroom.ScopeNames, which refuses a list longer than
+// the scopes there are while decoding it.
 type createAPIKeyRequest struct {
 	Name   string              `json:"name"`
 	Scopes mailroom.ScopeNames `json:"scopes"`
@@ -60,9 +53,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	body := toAPIKeyJSON(key)
-	body.Key = full
-	writeJSON(w, http.StatusCreated, body)
+	writeJSON(w, http.StatusCreated, api.APIKeyCreated{APIKey: toAPIKey(key), Key: full})
 }
 
 // listAPIKeys: GET /v1/api-keys, newest first.
@@ -77,9 +68,9 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]apiKeyJSON, len(keys))
+	out := make([]api.APIKey, len(keys))
 	for i, k := range keys {
-		out[i] = toAPIKeyJSON(k)
+		out[i] = toAPIKey(k)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scopeAPIKeys, next))
 }
@@ -91,13 +82,13 @@ func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toAPIKeyJSON(key))
+	writeJSON(w, http.StatusOK, toAPIKey(key))
 }
 
 // currentAPIKey: GET /v1/api-keys/current, the calling key as it was
 // authenticated for this request.
 func (s *Server) currentAPIKey(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, toAPIKeyJSON(keyFrom(r.Context())))
+	writeJSON(w, http.StatusOK, toAPIKey(keyFrom(r.Context())))
 }
 
 // revokeAPIKey: DELETE /v1/api-keys/{keyId}. The key fails from the next
@@ -113,7 +104,7 @@ func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toAPIKeyJSON(key))
+	writeJSON(w, http.StatusOK, toAPIKey(key))
 }
 
 // accountKey finds the {keyId} of the path among the caller's account's

@@ -1,10 +1,12 @@
 package http_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -17,31 +19,32 @@ func TestAPIKeys(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("create: %d %s", r.Status, r.Body)
 		}
-		created := r.Map()
-		full, _ := created["key"].(string)
+		created := apitest.Decode[api.APIKeyCreated](r)
+		full := created.Key
 		keyID, _, ok := mailroom.ParseAPIKey(full)
-		if !ok || keyID != created["keyId"] || created["status"] != "active" {
+		if !ok || keyID != created.KeyID || created.Status != api.KeyActive || created.LastUsedAt != nil || created.RevokedAt != nil {
 			t.Fatalf("create answered %s", r.Body)
 		}
-		if scopes := created["scopes"].([]any); len(scopes) != 2 || scopes[0] != "send" || scopes[1] != "templates" {
-			t.Fatalf("scopes %v", scopes)
+		if !slices.Equal(created.Scopes, []api.Scope{api.ScopeSend, api.ScopeTemplates}) {
+			t.Fatalf("scopes %v", created.Scopes)
 		}
 
 		// The new key works, within its scopes.
 		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: full}), 403, mailroom.ECodeInsufficientScope)
 
-		// The key is shown once: never in a later answer.
+		// The key is shown once: never in a later answer (api.APIKey has
+		// no key member: Decode refuses one).
 		r = e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/" + keyID, Key: e.admin})
-		if r.Status != 200 || r.Map()["key"] != nil || r.Str("name") != "ci deploys" {
+		if r.Status != 200 || apitest.Decode[api.APIKey](r).Name != "ci deploys" {
 			t.Fatalf("get: %d %s", r.Status, r.Body)
 		}
 		r = e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys?limit=1", Key: e.admin})
-		list := r.Map()
-		if data := list["data"].([]any); len(data) != 1 || data[0].(map[string]any)["keyId"] != keyID || list["nextCursor"] == nil {
+		list := apitest.Decode[api.List[api.APIKey]](r)
+		if len(list.Data) != 1 || list.Data[0].KeyID != keyID || list.NextCursor == nil {
 			t.Fatalf("first page should be the newest key with a next cursor: %s", r.Body)
 		}
-		r = e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys?limit=1&cursor=" + list["nextCursor"].(string), Key: e.admin})
-		if data := r.Map()["data"].([]any); len(data) != 1 || r.Map()["nextCursor"] != nil {
+		r = e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys?limit=1&cursor=" + list.Cursor(), Key: e.admin})
+		if page := apitest.Decode[api.List[api.APIKey]](r); len(page.Data) != 1 || page.NextCursor != nil {
 			t.Fatalf("second page: %s", r.Body)
 		}
 
@@ -56,11 +59,13 @@ func TestAPIKeys(t *testing.T) {
 
 		// Revoke: the answer shows it, the key fails next, and revoking again is harmless.
 		r = e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + keyID, Key: e.admin})
-		if r.Status != 200 || r.Str("status") != "revoked" || r.Str("revokedAt") == "" {
+		revoked := apitest.Decode[api.APIKey](r)
+		if r.Status != 200 || revoked.Status != api.KeyRevoked || revoked.RevokedAt == nil {
 			t.Fatalf("revoke: %d %s", r.Status, r.Body)
 		}
 		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: full}), 401, mailroom.ECodeAPIKeyRevoked)
-		if r2 := e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + keyID, Key: e.admin}); r2.Status != 200 || r2.Str("revokedAt") != r.Str("revokedAt") {
+		r2 := e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + keyID, Key: e.admin})
+		if again := apitest.Decode[api.APIKey](r2); r2.Status != 200 || again.RevokedAt == nil || !again.RevokedAt.Equal(*revoked.RevokedAt) {
 			t.Fatalf("second revoke: %d %s", r2.Status, r2.Body)
 		}
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/nosuchkey", Key: e.admin}), 404, mailroom.ECodeNotFound)
@@ -77,11 +82,12 @@ func TestCurrentAPIKey(t *testing.T) {
 		keyID, _, _ := mailroom.ParseAPIKey(full)
 
 		r := e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current", Key: full})
-		if r.Status != 200 || r.Str("keyId") != keyID || r.Map()["key"] != nil || r.Str("status") != "active" {
+		current := apitest.Decode[api.APIKey](r) // no key member
+		if r.Status != 200 || current.KeyID != keyID || current.Status != api.KeyActive {
 			t.Fatalf("current: %d %s", r.Status, r.Body)
 		}
-		if scopes := r.Map()["scopes"].([]any); len(scopes) != 1 || scopes[0] != "domains" {
-			t.Fatalf("scopes %v", scopes)
+		if !slices.Equal(current.Scopes, []api.Scope{api.ScopeDomains}) {
+			t.Fatalf("scopes %v", current.Scopes)
 		}
 		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current"}), 401, mailroom.ECodeMissingAPIKey)
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/current", Key: full}), 405, mailroom.ECodeMethodNotAllowed)

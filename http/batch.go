@@ -7,16 +7,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
-
-// batchResponse is the answer to a batch (docs/api.md "Batch sends"):
-// data[i] answers messages[i], with the body POST /v1/send would have
-// answered it.
-type batchResponse struct {
-	Data     []any `json:"data"`
-	Accepted int   `json:"accepted"`
-	Failed   int   `json:"failed"`
-}
 
 // sendBatch: POST /v1/send/batch. A 200 means every accepted item is
 // committed to storage, in one transaction.
@@ -39,17 +31,26 @@ func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := batchResponse{Data: make([]any, len(outcomes))}
+	writeJSON(w, http.StatusOK, toBatchResult(r, outcomes))
+}
+
+// toBatchResult is the answer to a batch (docs/api.md "Batch sends"):
+// data[i] answers messages[i] with the body POST /v1/send would have
+// answered it, a SendResult or an ErrorBody, and the two are counted.
+func toBatchResult(r *http.Request, outcomes []mailroom.AcceptOutcome) api.BatchSendResult {
+	out := api.BatchSendResult{Data: make([]api.BatchItemResult, len(outcomes))}
 	for i, o := range outcomes {
 		if o.Err != nil {
-			out.Data[i] = itemError(r, o.Err)
+			e := itemError(r, o.Err)
+			out.Data[i] = api.BatchItemResult{Error: e.Error, Message: e.Message, Details: e.Details}
 			out.Failed++
 			continue
 		}
-		out.Data[i] = toSendResponse(o.Result)
+		res := toSendResult(o.Result)
+		out.Data[i] = api.BatchItemResult{Status: res.Status, MessageID: res.MessageID}
 		out.Accepted++
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // decodeBatchItem reads one item as the body of POST /v1/send is read.
@@ -69,12 +70,12 @@ func decodeBatchItem(raw jsontext.Value) mailroom.BatchItem {
 // had it been sent alone. A failure of storage fails the whole batch
 // (SendBatch), so only an item's own problems come here, or a bug, which
 // is logged and shown as writeError shows one.
-func itemError(r *http.Request, err error) errorBody {
+func itemError(r *http.Request, err error) api.ErrorBody {
 	e, ok := err.(*mailroom.Error)
 	if !ok || e.Code == mailroom.ECodeInternal {
 		id := requestInfoFrom(r.Context()).requestID
 		slog.Default().Error("internal error in a batch item", "request_id", id, "err", err)
-		return errorBody{Error: mailroom.ECodeInternal, Message: "An internal error occurred. Quote request id " + id + " when reporting it."}
+		return api.ErrorBody{Error: mailroom.ECodeInternal, Message: "An internal error occurred. Quote request id " + id + " when reporting it."}
 	}
-	return bodyOf(e)
+	return toErrorBody(e)
 }

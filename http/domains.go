@@ -4,38 +4,41 @@ import (
 	"net/http"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// domainJSON is a domain as the API shows it (docs/api.md "Domains").
-type domainJSON struct {
-	Name          string                `json:"name"`
-	Status        mailroom.DomainStatus `json:"status"`
-	Records       []mailroom.DNSRecord  `json:"records"`
-	CreatedAt     string                `json:"createdAt"`
-	VerifiedAt    *string               `json:"verifiedAt"`
-	LastCheckedAt *string               `json:"lastCheckedAt"`
-	NextCheckAt   *string               `json:"nextCheckAt"`
-}
-
-func toDomainJSON(d *mailroom.Domain) domainJSON {
-	return domainJSON{
+// toDomain shows a domain as the API does (docs/api.md "Domains").
+func toDomain(d *mailroom.Domain) api.Domain {
+	return api.Domain{
 		Name:          d.Name,
-		Status:        d.Status,
-		Records:       d.Records,
-		CreatedAt:     timestamp(d.CreatedAt),
-		VerifiedAt:    optTimestamp(d.VerifiedAt),
-		LastCheckedAt: optTimestamp(d.LastCheckedAt),
-		NextCheckAt:   optTimestamp(d.NextCheckAt),
+		Status:        api.DomainStatus(d.Status),
+		Records:       toDNSRecords(d.Records),
+		CreatedAt:     wireTime(d.CreatedAt),
+		VerifiedAt:    optWireTime(d.VerifiedAt),
+		LastCheckedAt: optWireTime(d.LastCheckedAt),
+		NextCheckAt:   optWireTime(d.NextCheckAt),
 	}
 }
 
-type createDomainRequest struct {
-	Name string `json:"name"`
+// toDNSRecords shows a domain's records; null when it has none (the
+// store always gives a domain its records).
+func toDNSRecords(rs []mailroom.DNSRecord) []api.DNSRecord {
+	if rs == nil {
+		return nil
+	}
+	out := make([]api.DNSRecord, len(rs))
+	for i, r := range rs {
+		out[i] = api.DNSRecord{
+			Purpose: api.RecordPurpose(r.Purpose), Type: r.Type, Name: r.Name, Value: r.Value, Priority: r.Priority,
+			Required: r.Required, Status: api.RecordStatus(r.Status), Found: r.Found, Problem: r.Problem,
+		}
+	}
+	return out
 }
 
 // createDomain: POST /v1/domains.
 func (s *Server) createDomain(w http.ResponseWriter, r *http.Request) {
-	var req createDomainRequest
+	var req api.DomainCreateRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -45,7 +48,7 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, toDomainJSON(d))
+	writeJSON(w, http.StatusCreated, toDomain(d))
 }
 
 // listDomains: GET /v1/domains.
@@ -60,9 +63,9 @@ func (s *Server) listDomains(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]domainJSON, len(domains))
+	out := make([]api.Domain, len(domains))
 	for i, d := range domains {
-		out[i] = toDomainJSON(d)
+		out[i] = toDomain(d)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scopeDomains, next))
 }
@@ -74,7 +77,7 @@ func (s *Server) getDomain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toDomainJSON(d))
+	writeJSON(w, http.StatusOK, toDomain(d))
 }
 
 // verifyDomain: POST /v1/domains/{domain}/verify checks DNS now. This is
@@ -85,7 +88,7 @@ func (s *Server) verifyDomain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toDomainJSON(d))
+	writeJSON(w, http.StatusOK, toDomain(d))
 }
 
 // deleteDomain: DELETE /v1/domains/{domain}.

@@ -6,7 +6,6 @@ import (
 	"crypto"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,40 +16,25 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/storetest"
 )
 
-type domainBody struct {
-	Name          string               `json:"name"`
-	Status        string               `json:"status"`
-	Records       []mailroom.DNSRecord `json:"records"`
-	VerifiedAt    *string              `json:"verifiedAt"`
-	LastCheckedAt *string              `json:"lastCheckedAt"`
-	NextCheckAt   *string              `json:"nextCheckAt"`
-}
+func decodeDomain(r *apitest.Response) api.Domain { return apitest.Decode[api.Domain](r) }
 
-func decodeDomain(t testing.TB, r *apitest.Response) domainBody {
-	t.Helper()
-	var d domainBody
-	if err := json.Unmarshal(r.Body, &d); err != nil {
-		t.Fatalf("domain body %s: %v", r.Body, err)
-	}
-	return d
-}
-
-func (d domainBody) record(p mailroom.RecordPurpose) mailroom.DNSRecord {
+func record(d api.Domain, p api.RecordPurpose) api.DNSRecord {
 	for _, r := range d.Records {
 		if r.Purpose == p {
 			return r
 		}
 	}
-	return mailroom.DNSRecord{}
+	return api.DNSRecord{}
 }
 
 // publish puts the records into DNS exactly as the API gave them, the way a
 // customer pastes them into a DNS provider's form.
-func (e *env) publish(d domainBody) {
+func (e *env) publish(d api.Domain) {
 	for _, r := range d.Records {
 		switch r.Type {
 		case "TXT":
@@ -73,32 +57,32 @@ func TestDomainLifecycle(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("add: %d %s", r.Status, r.Body)
 		}
-		d := decodeDomain(t, r)
-		if d.Name != "example.com" || d.Status != "pending" || len(d.Records) != 4 || d.NextCheckAt == nil {
+		d := decodeDomain(r)
+		if d.Name != "example.com" || d.Status != api.DomainPending || len(d.Records) != 4 || d.NextCheckAt == nil {
 			t.Fatalf("add answered %s", r.Body)
 		}
-		dkim := d.record(mailroom.PurposeDKIM)
+		dkim := record(d, api.PurposeDKIM)
 		if !strings.HasSuffix(dkim.Name, "._domainkey.example.com") || !strings.HasPrefix(dkim.Value, "v=DKIM1; k=rsa; p=") || !dkim.Required {
 			t.Fatalf("dkim record %+v", dkim)
 		}
-		if spf := d.record(mailroom.PurposeSPF); spf.Name != "bounces.example.com" || spf.Type != "TXT" || !strings.HasPrefix(spf.Value, "v=spf1 ") {
+		if spf := record(d, api.PurposeSPF); spf.Name != "bounces.example.com" || spf.Type != "TXT" || !strings.HasPrefix(spf.Value, "v=spf1 ") {
 			t.Fatalf("spf record %+v", spf)
 		}
-		if mx := d.record(mailroom.PurposeReturnPath); mx.Name != "bounces.example.com" || mx.Type != "MX" || mx.Value != serviceHost || mx.Priority == nil {
+		if mx := record(d, api.PurposeReturnPath); mx.Name != "bounces.example.com" || mx.Type != "MX" || mx.Value != serviceHost || mx.Priority == nil {
 			t.Fatalf("return-path record %+v", mx)
 		}
-		if dmarc := d.record(mailroom.PurposeDMARC); dmarc.Required || dmarc.Name != "_dmarc.example.com" {
+		if dmarc := record(d, api.PurposeDMARC); dmarc.Required || dmarc.Name != "_dmarc.example.com" {
 			t.Fatalf("dmarc record %+v", dmarc)
 		}
 		wantError(t, e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": "example.com"}), 409, mailroom.ECodeAlreadyExists)
 
 		// Nothing published: every required record says what is missing.
-		d = decodeDomain(t, e.domainCall(t, "POST", "/v1/domains/example.com/verify", e.admin, nil))
-		if d.Status != "pending" || d.LastCheckedAt == nil {
+		d = decodeDomain(e.domainCall(t, "POST", "/v1/domains/example.com/verify", e.admin, nil))
+		if d.Status != api.DomainPending || d.LastCheckedAt == nil {
 			t.Fatalf("verify with nothing published: %+v", d)
 		}
 		for _, rec := range d.Records {
-			if rec.Required && (rec.Status == mailroom.RecordVerified || rec.Problem == "") {
+			if rec.Required && (rec.Status == api.RecordVerified || rec.Problem == "") {
 				t.Fatalf("record %s should say what is missing: %+v", rec.Purpose, rec)
 			}
 		}
@@ -106,19 +90,19 @@ func TestDomainLifecycle(t *testing.T) {
 		// Publish exactly what the API said; verify.
 		e.publish(d)
 		r = e.domainCall(t, "POST", "/v1/domains/example.com/verify", e.admin, nil)
-		d = decodeDomain(t, r)
-		if d.Status != "verified" || d.VerifiedAt == nil {
+		d = decodeDomain(r)
+		if d.Status != api.DomainVerified || d.VerifiedAt == nil {
 			t.Fatalf("verify after publishing: %s", r.Body)
 		}
 		for _, rec := range d.Records {
-			if rec.Status != mailroom.RecordVerified {
+			if rec.Status != api.RecordVerified {
 				t.Fatalf("record %s not verified: %+v", rec.Purpose, rec)
 			}
 		}
 		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
 			t.Fatalf("a verified domain cannot send: %v", err)
 		}
-		if got := decodeDomain(t, e.domainCall(t, "GET", "/v1/domains/EXAMPLE.com", e.admin, nil)); got.Status != "verified" {
+		if got := decodeDomain(e.domainCall(t, "GET", "/v1/domains/EXAMPLE.com", e.admin, nil)); got.Status != api.DomainVerified {
 			t.Fatalf("get by another case: %+v", got)
 		}
 		wantEvents(t, e, mailroom.EventDomainVerified)
@@ -131,7 +115,7 @@ func TestDomainLifecycle(t *testing.T) {
 		}
 		wantError(t, e.domainCall(t, "POST", "/v1/domains/example.com/verify", otherKey, nil), 404, mailroom.ECodeNotFound)
 		r = e.domainCall(t, "POST", "/v1/domains", otherKey, map[string]string{"name": "example.com"})
-		if r.Status != 201 || decodeDomain(t, r).record(mailroom.PurposeDKIM).Name == dkim.Name {
+		if r.Status != 201 || record(decodeDomain(r), api.PurposeDKIM).Name == dkim.Name {
 			t.Fatalf("the second account's domain must have a key and selector of its own: %d %s", r.Status, r.Body)
 		}
 		if l := e.domainCall(t, "GET", "/v1/domains", otherKey, nil).Map()["data"].([]any); len(l) != 1 {
@@ -145,8 +129,8 @@ func TestDomainLifecycle(t *testing.T) {
 		if _, err := e.domains.RecheckDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		d = decodeDomain(t, e.domainCall(t, "GET", "/v1/domains/example.com", e.admin, nil))
-		if d.Status != "temporary_failure" || d.record(mailroom.PurposeDKIM).Status != mailroom.RecordFailed {
+		d = decodeDomain(e.domainCall(t, "GET", "/v1/domains/example.com", e.admin, nil))
+		if d.Status != api.DomainTemporaryFailure || record(d, api.PurposeDKIM).Status != api.RecordFailed {
 			t.Fatalf("after the records went: %+v", d)
 		}
 		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
@@ -156,8 +140,8 @@ func TestDomainLifecycle(t *testing.T) {
 		if _, err := e.domains.RecheckDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		d = decodeDomain(t, e.domainCall(t, "GET", "/v1/domains/example.com", e.admin, nil))
-		if d.Status != "failed" || d.NextCheckAt != nil {
+		d = decodeDomain(e.domainCall(t, "GET", "/v1/domains/example.com", e.admin, nil))
+		if d.Status != api.DomainFailed || d.NextCheckAt != nil {
 			t.Fatalf("72 h later: %+v", d)
 		}
 		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); mailroom.ErrorCode(err) != mailroom.ECodeDomainNotVerified {
@@ -191,15 +175,15 @@ func wantEvents(t *testing.T, e *env, types ...string) {
 
 func TestDomainRecordProblems(t *testing.T) {
 	e := newEnv(t, storetest.SQLite)
-	d := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": "example.org"}))
-	dkim := d.record(mailroom.PurposeDKIM)
+	d := decodeDomain(e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": "example.org"}))
+	dkim := record(d, api.PurposeDKIM)
 	e.publish(d)
 
 	t.Run("a wrong DKIM key shows what was found", func(t *testing.T) {
 		wrong := "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAwrong"
 		e.dns.SetTXT(dkim.Name, wrong)
-		got := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil)).record(mailroom.PurposeDKIM)
-		if got.Status != mailroom.RecordFailed || len(got.Found) != 1 || got.Found[0] != wrong || got.Problem == "" {
+		got := record(decodeDomain(e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil)), api.PurposeDKIM)
+		if got.Status != api.RecordFailed || len(got.Found) != 1 || got.Found[0] != wrong || got.Problem == "" {
 			t.Fatalf("dkim record %+v", got)
 		}
 	})
@@ -211,17 +195,17 @@ func TestDomainRecordProblems(t *testing.T) {
 			parts, v = append(parts, v[:255]), v[255:]
 		}
 		e.dns.SetTXTStrings(dkim.Name, append(parts, v)...)
-		got := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil))
-		if got.Status != "verified" {
+		got := decodeDomain(e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil))
+		if got.Status != api.DomainVerified {
 			t.Fatalf("split value: %+v", got)
 		}
 	})
 
 	t.Run("a SERVFAIL leaves the record as it was and says why", func(t *testing.T) {
 		e.dns.Fail(dkim.Name, mdns.RcodeServerFailure)
-		got := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil))
-		rec := got.record(mailroom.PurposeDKIM)
-		if got.Status != "verified" || rec.Status != mailroom.RecordVerified || rec.Problem == "" {
+		got := decodeDomain(e.domainCall(t, "POST", "/v1/domains/example.org/verify", e.admin, nil))
+		rec := record(got, api.PurposeDKIM)
+		if got.Status != api.DomainVerified || rec.Status != api.RecordVerified || rec.Problem == "" {
 			t.Fatalf("after SERVFAIL: domain %s, record %+v", got.Status, rec)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
 // statusOf maps each error code of docs/api.md "Errors" to its HTTP status. It is the
@@ -31,17 +32,10 @@ var statusOf = map[string]int{
 	mailroom.ECodeInternal:             http.StatusInternalServerError,
 }
 
-// errorBody is the error response of docs/api.md "Errors".
-type errorBody struct {
-	Error   string                `json:"error"`
-	Message string                `json:"message"`
-	Details []mailroom.FieldError `json:"details,omitempty"`
-}
-
-// bodyOf is the body of an error a client is shown, its message and
-// details bounded.
-func bodyOf(e *mailroom.Error) errorBody {
-	return errorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: boundDetails(e.Details)}
+// toErrorBody is the body of an error a client is shown (docs/api.md
+// "Errors"), its message and details bounded.
+func toErrorBody(e *mailroom.Error) api.ErrorBody {
+	return api.ErrorBody{Error: e.Code, Message: mailroom.Excerpt(e.Message, maxMessageBytes), Details: toErrorDetails(e.Details)}
 }
 
 // writeError answers err. A *mailroom.Error is shown as it is (its Message
@@ -57,7 +51,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status, e = http.StatusInternalServerError, &mailroom.Error{Code: mailroom.ECodeInternal, Cause: err}
 	}
-	body := bodyOf(e)
+	body := toErrorBody(e)
 	switch {
 	case status == http.StatusInternalServerError:
 		body.Message = "An internal error occurred. Quote request id " + info.requestID + " when reporting it."
@@ -98,22 +92,15 @@ const (
 	maxDetailBytes  = 512
 )
 
-// boundDetails returns details with every message and field cut to the
-// bounds, copying only when one is cut.
-func boundDetails(details []mailroom.FieldError) []mailroom.FieldError {
-	var out []mailroom.FieldError
-	for i, d := range details {
-		field, msg := mailroom.Excerpt(d.Field, mailroom.MaxFieldName), mailroom.Excerpt(d.Message, maxDetailBytes)
-		if field == d.Field && msg == d.Message {
-			continue
-		}
-		if out == nil {
-			out = append([]mailroom.FieldError(nil), details...)
-		}
-		out[i].Field, out[i].Message = field, msg
+// toErrorDetails shows details with every field and message cut to the
+// bounds; nil (left out) when there are none.
+func toErrorDetails(details []mailroom.FieldError) []api.ErrorDetail {
+	if len(details) == 0 {
+		return nil
 	}
-	if out == nil {
-		return details
+	out := make([]api.ErrorDetail, len(details))
+	for i, d := range details {
+		out[i] = api.ErrorDetail{Field: mailroom.Excerpt(d.Field, mailroom.MaxFieldName), Message: mailroom.Excerpt(d.Message, maxDetailBytes), Index: d.Index}
 	}
 	return out
 }

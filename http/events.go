@@ -6,33 +6,19 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// accountEventJSON is an event as GET /v1/events lists it (docs/api.md
-// "Webhooks and events"): data is what a webhook delivery of it carries.
-type accountEventJSON struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt string          `json:"createdAt"`
-	MessageID string          `json:"messageId,omitempty"`
-	Recipient string          `json:"recipient,omitempty"`
-	Data      json.RawMessage `json:"data"`
-}
-
-func toAccountEventJSON(e *mailroom.Event) accountEventJSON {
-	out := accountEventJSON{ID: e.ID, Type: e.Type, CreatedAt: timestamp(e.CreatedAt), MessageID: e.MessageID,
+// toEventRecord shows an event as GET /v1/events lists it (docs/api.md
+// "Webhooks and events"): its data is what a webhook delivery of it
+// carries, {} when it has none.
+func toEventRecord(e *mailroom.Event) api.EventRecord {
+	out := api.EventRecord{ID: e.ID, Type: api.EventType(e.Type), CreatedAt: wireTime(e.CreatedAt), MessageID: e.MessageID,
 		Recipient: e.Recipient, Data: e.Data}
 	if len(out.Data) == 0 {
 		out.Data = json.RawMessage("{}")
 	}
 	return out
-}
-
-// replayJSON answers a replay: the event, and the endpoints it is queued
-// to again.
-type replayJSON struct {
-	EventID   string   `json:"eventId"`
-	Endpoints []string `json:"endpoints"`
 }
 
 // listEvents: GET /v1/events, the account's events newest first, so that
@@ -55,9 +41,9 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]accountEventJSON, len(evs))
+	out := make([]api.EventRecord, len(evs))
 	for i, e := range evs {
-		out[i] = toAccountEventJSON(e)
+		out[i] = toEventRecord(e)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scope, next))
 }
@@ -108,5 +94,5 @@ func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, replayJSON{EventID: id, Endpoints: targets})
+	writeJSON(w, http.StatusAccepted, api.ReplayResult{EventID: id, Endpoints: targets})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
@@ -175,7 +176,7 @@ func wantError(t *testing.T, r *apitest.Response, status int, code string) {
 	if r.Status != status || r.Code() != code {
 		t.Fatalf("got %d %s, want %d %s; body %s", r.Status, r.Code(), status, code, r.Body)
 	}
-	if r.Str("message") == "" {
+	if body := apitest.Decode[api.ErrorBody](r); body.Message == "" {
 		t.Fatalf("error without a message: %s", r.Body)
 	}
 }

@@ -5,18 +5,16 @@ import (
 	_ "embed"
 	"net/http"
 	"time"
+
+	"github.com/mailroom/mailroom/client/api"
 )
 
 //go:embed openapi.json
 var openAPIDocument []byte
 
-type statusBody struct {
-	Status string `json:"status"`
-}
-
 // getHealth answers while the process runs (liveness).
 func (s *Server) getHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusBody{Status: "ok"})
+	writeJSON(w, http.StatusOK, api.Status{Status: api.StatusOK})
 }
 
 // getReady answers 200 only while storage answers, so that a load balancer
@@ -28,7 +26,7 @@ func (s *Server) getReady(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, statusBody{Status: "ok"})
+	writeJSON(w, http.StatusOK, api.Status{Status: api.StatusOK})
 }
 
 // getOpenAPI serves the OpenAPI 3.1 description of every route that exists.

@@ -5,18 +5,14 @@ import (
 	"strconv"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// listBody is the shape of every list (docs/api.md "Conventions").
-type listBody[T any] struct {
-	Data       []T     `json:"data"`
-	NextCursor *string `json:"nextCursor"`
-}
-
-// newList answers a page; next is the store's cursor, handed out bound to
-// scope (mailroom.BindCursor).
-func newList[T any](data []T, scope, next string) listBody[T] {
-	b := listBody[T]{Data: data}
+// newList answers a page in the shape of every list (docs/api.md
+// "Conventions"): data never null; next is the store's cursor, handed out
+// bound to scope (mailroom.BindCursor), and null on the last page.
+func newList[T any](data []T, scope, next string) api.List[T] {
+	b := api.List[T]{Data: data}
 	if b.Data == nil {
 		b.Data = []T{}
 	}

@@ -1,60 +1,22 @@
 package http
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// messageJSON is a message of the email log (docs/api.md "The email log").
-type messageJSON struct {
-	ID             string                `json:"id"`
-	Status         string                `json:"status"`
-	From           string                `json:"from"`
-	To             []string              `json:"to"`
-	Cc             []string              `json:"cc"`
-	Bcc            []string              `json:"bcc"`
-	ReplyTo        []string              `json:"replyTo"`
-	Subject        string                `json:"subject"`
-	Category       string                `json:"category"`
-	Tags           map[string]string     `json:"tags"`
-	Template       *mailroom.TemplateRef `json:"template"`
-	IdempotencyKey *string               `json:"idempotencyKey"`
-	CreatedAt      string                `json:"createdAt"`
-	ScheduledAt    *string               `json:"scheduledAt"`
-	Recipients     []recipientJSON       `json:"recipients"`
-	// Events is the timeline, in GET /v1/messages/{id} only.
-	Events []eventJSON `json:"events,omitempty"`
-}
-
-type recipientJSON struct {
-	Address       string  `json:"address"`
-	Status        string  `json:"status"`
-	Attempts      int     `json:"attempts"`
-	LastAttemptAt *string `json:"lastAttemptAt"`
-	NextAttemptAt *string `json:"nextAttemptAt"`
-	SMTPCode      *int    `json:"smtpCode"`
-	SMTPResponse  *string `json:"smtpResponse"`
-	MX            *string `json:"mx"`
-	Unencrypted   bool    `json:"unencrypted"`
-}
-
-type eventJSON struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt string          `json:"createdAt"`
-	Recipient string          `json:"recipient,omitempty"`
-	Detail    json.RawMessage `json:"detail"`
-}
-
-func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
-	out := messageJSON{
-		ID: m.ID, Status: string(m.Status), From: m.From.String(),
+// toMessage shows a message of the email log (docs/api.md "The email
+// log"), with its timeline when events are given (the answers about one
+// message) and without it in lists.
+func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
+	out := api.Message{
+		ID: m.ID, Status: api.MessageStatus(m.Status), From: m.From.String(),
 		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
-		Subject: m.Subject, Category: string(m.Category), Tags: m.Tags, Template: m.Template,
-		CreatedAt: timestamp(m.CreatedAt), ScheduledAt: optTimestamp(m.ScheduledAt),
+		Subject: m.Subject, Category: api.Category(m.Category), Tags: m.Tags, Template: toTemplateRef(m.Template),
+		CreatedAt: wireTime(m.CreatedAt), ScheduledAt: optWireTime(m.ScheduledAt),
 	}
 	if out.Tags == nil {
 		out.Tags = map[string]string{}
@@ -62,17 +24,18 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 	if m.IdempotencyKey != "" {
 		out.IdempotencyKey = &m.IdempotencyKey
 	}
-	out.Recipients = make([]recipientJSON, len(m.Recipients))
+	out.Recipients = make([]api.Recipient, len(m.Recipients))
 	for i, r := range m.Recipients {
-		out.Recipients[i] = recipientJSON{
+		out.Recipients[i] = api.Recipient{
 			Address: r.Address, Status: recipientStatus(r.Status), Attempts: r.Attempts,
-			LastAttemptAt: optTimestamp(r.LastAttemptAt), NextAttemptAt: optTimestamp(r.NextAttemptAt),
+			LastAttemptAt: optWireTime(r.LastAttemptAt), NextAttemptAt: optWireTime(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
 			Unencrypted: r.Unencrypted,
 		}
 	}
 	for _, e := range events {
-		out.Events = append(out.Events, eventJSON{ID: e.ID, Type: e.Type, CreatedAt: timestamp(e.CreatedAt), Recipient: e.Recipient, Detail: e.Data})
+		out.Events = append(out.Events, api.MessageEvent{ID: e.ID, Type: api.EventType(e.Type), CreatedAt: wireTime(e.CreatedAt),
+			Recipient: e.Recipient, Detail: e.Data})
 	}
 	return out
 }
@@ -80,11 +43,11 @@ func toMessageJSON(m *mailroom.Message, events []*mailroom.Event) messageJSON {
 // recipientStatus names a recipient's state as docs/api.md "The email log"
 // lists them: a recipient waiting for its message's scheduledAt is queued
 // (its nextAttemptAt says until when); scheduled is the message's status.
-func recipientStatus(st mailroom.RecipientStatus) string {
+func recipientStatus(st mailroom.RecipientStatus) api.RecipientStatus {
 	if st == mailroom.RecipientScheduled {
-		return string(mailroom.RecipientQueued)
+		return api.RecipientQueued
 	}
-	return string(st)
+	return api.RecipientStatus(st)
 }
 
 func formatAddresses(as []mailroom.Address) []string {
@@ -132,9 +95,9 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 // writeMessageList answers a page of messages as the log lists them
 // (without their timelines).
 func writeMessageList(w http.ResponseWriter, msgs []*mailroom.Message, scope, next string) {
-	out := make([]messageJSON, len(msgs))
+	out := make([]api.Message, len(msgs))
 	for i, m := range msgs {
-		out[i] = toMessageJSON(m, nil)
+		out[i] = toMessage(m, nil)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scope, next))
 }
@@ -197,7 +160,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toMessageJSON(m, events))
+	writeJSON(w, http.StatusOK, toMessage(m, events))
 }
 
 // getRawMessage: GET /v1/messages/{messageId}/raw, the exact signed bytes

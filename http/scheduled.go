@@ -33,7 +33,7 @@ func (s *Server) rescheduleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toMessageJSON(m, events))
+	writeJSON(w, http.StatusOK, toMessage(m, events))
 }
 
 // cancelMessage: DELETE /v1/scheduled/{messageId}.
@@ -43,5 +43,5 @@ func (s *Server) cancelMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toMessageJSON(m, events))
+	writeJSON(w, http.StatusOK, toMessage(m, events))
 }

@@ -3,12 +3,14 @@ package http_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -123,7 +125,7 @@ func TestRescheduleAndCancel(t *testing.T) {
 
 		later := now.Add(2 * time.Hour).Truncate(time.Second)
 		r := e.Do(apitest.Request{Method: "PATCH", Path: "/v1/scheduled/" + moved, Key: e.admin, Body: map[string]any{"scheduledAt": rfc3339(later)}})
-		if r.Status != 200 || r.Str("scheduledAt") != rfc3339(later) || r.Str("status") != "scheduled" {
+		if m := apitest.Decode[api.Message](r); r.Status != 200 || m.ScheduledAt == nil || !m.ScheduledAt.Equal(later) || m.Status != api.MessageScheduled {
 			t.Fatalf("reschedule: %d %s", r.Status, r.Body)
 		}
 		for _, bad := range []map[string]any{{}, {"scheduledAt": rfc3339(now.Add(31 * 24 * time.Hour))}, {"scheduledAt": "soon"}} {
@@ -131,16 +133,21 @@ func TestRescheduleAndCancel(t *testing.T) {
 		}
 
 		r = e.Do(apitest.Request{Method: "DELETE", Path: "/v1/scheduled/" + canceled, Key: e.admin})
-		if r.Status != 200 || r.Str("status") != "canceled" {
+		m := apitest.Decode[api.Message](r)
+		if r.Status != 200 || m.Status != api.MessageCanceled || len(m.Recipients) != 2 {
 			t.Fatalf("cancel: %d %s", r.Status, r.Body)
 		}
-		for _, rc := range r.Map()["recipients"].([]any) {
-			if st := rc.(map[string]any)["status"]; st != "canceled" {
-				t.Errorf("recipient after cancel: %v", rc)
+		for _, rc := range m.Recipients {
+			if rc.Status != api.RecipientCanceled {
+				t.Errorf("recipient after cancel: %+v", rc)
 			}
 		}
-		if got := strings.Join(eventList(r.Map()), ","); got != "email.scheduled,email.scheduled,email.canceled,email.canceled" {
-			t.Errorf("timeline after cancel: %s", got)
+		var timeline []api.EventType
+		for _, ev := range m.Events {
+			timeline = append(timeline, ev.Type)
+		}
+		if want := []api.EventType{api.EventEmailScheduled, api.EventEmailScheduled, api.EventEmailCanceled, api.EventEmailCanceled}; !slices.Equal(timeline, want) {
+			t.Errorf("timeline after cancel: %v", timeline)
 		}
 		wantError(t, e.Do(apitest.Request{Method: "DELETE", Path: "/v1/scheduled/" + canceled, Key: e.admin}), 409, "invalid_state")
 		wantError(t, e.Do(apitest.Request{Method: "PATCH", Path: "/v1/scheduled/" + canceled, Key: e.admin,

@@ -4,12 +4,8 @@ import (
 	"net/http"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
-
-type sendResponse struct {
-	Status    string `json:"status"`
-	MessageID string `json:"messageId"`
-}
 
 // send: POST /v1/send. A 200 means the message is committed to storage.
 func (s *Server) send(w http.ResponseWriter, r *http.Request) {
@@ -23,19 +19,19 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toSendResponse(res))
+	writeJSON(w, http.StatusOK, toSendResult(res))
 }
 
-// toSendResponse says "duplicate" for a retry of an accepted request,
+// toSendResult says "duplicate" for a retry of an accepted request,
 // "scheduled" for a send in the future, "queued" otherwise (a message
 // whose recipients are all suppressed was accepted too: the log says so).
-func toSendResponse(res mailroom.AcceptResult) sendResponse {
-	status := "queued"
+func toSendResult(res mailroom.AcceptResult) api.SendResult {
+	status := api.SendQueued
 	switch {
 	case res.Duplicate:
-		status = "duplicate"
+		status = api.SendDuplicate
 	case res.Status == mailroom.MessageScheduled:
-		status = "scheduled"
+		status = api.SendScheduled
 	}
-	return sendResponse{Status: status, MessageID: res.MessageID}
+	return api.SendResult{Status: status, MessageID: res.MessageID}
 }

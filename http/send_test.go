@@ -17,16 +17,17 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/storetest"
 )
 
 // verifiedDomain adds name, publishes its records and verifies it.
-func (e *env) verifiedDomain(t testing.TB, name string) domainBody {
+func (e *env) verifiedDomain(t testing.TB, name string) api.Domain {
 	t.Helper()
-	d := decodeDomain(t, e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": name}))
+	d := decodeDomain(e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": name}))
 	e.publish(d)
-	d = decodeDomain(t, e.domainCall(t, "POST", "/v1/domains/"+name+"/verify", e.admin, nil))
-	if d.Status != "verified" {
+	d = decodeDomain(e.domainCall(t, "POST", "/v1/domains/"+name+"/verify", e.admin, nil))
+	if d.Status != api.DomainVerified {
 		t.Fatalf("domain %s did not verify: %+v", name, d)
 	}
 	return d

@@ -4,28 +4,20 @@ import (
 	"net/http"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-type suppressionJSON struct {
-	Address   string  `json:"address"`
-	Reason    string  `json:"reason"`
-	CreatedAt string  `json:"createdAt"`
-	MessageID *string `json:"messageId"`
-}
-
-func toSuppressionJSON(s *mailroom.Suppression) suppressionJSON {
-	return suppressionJSON{Address: s.Address, Reason: string(s.Reason), CreatedAt: timestamp(s.CreatedAt), MessageID: optString(s.MessageID)}
-}
-
-type addSuppressionRequest struct {
-	Address string `json:"address"`
+// toSuppression shows an entry of the suppression list: its message id
+// null for a manual entry.
+func toSuppression(s *mailroom.Suppression) api.Suppression {
+	return api.Suppression{Address: s.Address, Reason: api.SuppressionReason(s.Reason), CreatedAt: wireTime(s.CreatedAt), MessageID: optString(s.MessageID)}
 }
 
 // addSuppression: POST /v1/suppressions. 201 when added, 200 with the
 // existing entry when the address was suppressed already: the service
 // decides which.
 func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) {
-	var req addSuppressionRequest
+	var req api.SuppressionRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -39,7 +31,7 @@ func (s *Server) addSuppression(w http.ResponseWriter, r *http.Request) {
 	if created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, toSuppressionJSON(sup))
+	writeJSON(w, status, toSuppression(sup))
 }
 
 // listSuppressions: GET /v1/suppressions, newest first.
@@ -54,9 +46,9 @@ func (s *Server) listSuppressions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]suppressionJSON, len(list))
+	out := make([]api.Suppression, len(list))
 	for i, x := range list {
-		out[i] = toSuppressionJSON(x)
+		out[i] = toSuppression(x)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scopeSuppressions, next))
 }
@@ -68,7 +60,7 @@ func (s *Server) getSuppression(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toSuppressionJSON(sup))
+	writeJSON(w, http.StatusOK, toSuppression(sup))
 }
 
 // deleteSuppression: DELETE /v1/suppressions/{address}: mail to it is

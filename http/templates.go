@@ -5,37 +5,18 @@ import (
 	"strconv"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// templateSummaryJSON is a template version as lists show it (docs/api.md
+// toTemplateSummary shows a template version as lists show it (docs/api.md
 // "Templates"): without its html and text, which may be a megabyte each (a
 // page of a hundred would be hundreds). GET the template or the version
 // for them.
-type templateSummaryJSON struct {
-	ID          string                `json:"id"`
-	Name        string                `json:"name"`
-	Description string                `json:"description"`
-	Subject     string                `json:"subject"`
-	From        *string               `json:"from"`
-	Layout      *mailroom.TemplateRef `json:"layout"`
-	Version     int                   `json:"version"`
-	Variables   []string              `json:"variables"`
-	CreatedAt   string                `json:"createdAt"`
-	UpdatedAt   string                `json:"updatedAt"`
-}
-
-// templateJSON is a template version whole.
-type templateJSON struct {
-	templateSummaryJSON
-	HTML *string `json:"html"`
-	Text *string `json:"text"`
-}
-
-func toTemplateSummary(t *mailroom.Template) templateSummaryJSON {
-	out := templateSummaryJSON{
+func toTemplateSummary(t *mailroom.Template) api.TemplateSummary {
+	out := api.TemplateSummary{
 		ID: t.ID, Name: t.Name, Description: t.Description, Subject: t.Subject,
-		From: optString(t.From), Layout: t.Layout, Version: t.Version, Variables: t.Variables,
-		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
+		From: optString(t.From), Layout: toTemplateRef(t.Layout), Version: t.Version, Variables: t.Variables,
+		CreatedAt: wireTime(t.CreatedAt), UpdatedAt: wireTime(t.UpdatedAt),
 	}
 	if out.Variables == nil {
 		out.Variables = []string{}
@@ -43,16 +24,26 @@ func toTemplateSummary(t *mailroom.Template) templateSummaryJSON {
 	return out
 }
 
-func toTemplateJSON(t *mailroom.Template) templateJSON {
-	return templateJSON{templateSummaryJSON: toTemplateSummary(t), HTML: optString(t.HTML), Text: optString(t.Text)}
+// toTemplate shows a template version whole.
+func toTemplate(t *mailroom.Template) api.Template {
+	return api.Template{TemplateSummary: toTemplateSummary(t), HTML: optString(t.HTML), Text: optString(t.Text)}
 }
 
-func toTemplateSummaries(ts []*mailroom.Template) []templateSummaryJSON {
-	out := make([]templateSummaryJSON, len(ts))
+func toTemplateSummaries(ts []*mailroom.Template) []api.TemplateSummary {
+	out := make([]api.TemplateSummary, len(ts))
 	for i, t := range ts {
 		out[i] = toTemplateSummary(t)
 	}
 	return out
+}
+
+// toTemplateRef names a template version (a message's template, a
+// template's layout); nil (null) for none.
+func toTemplateRef(ref *mailroom.TemplateRef) *api.TemplateRef {
+	if ref == nil {
+		return nil
+	}
+	return &api.TemplateRef{ID: ref.ID, Name: ref.Name, Version: ref.Version}
 }
 
 // pathTemplate is the {template} of the path: an id or a name.
@@ -70,7 +61,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, toTemplateJSON(t))
+	writeJSON(w, http.StatusCreated, toTemplate(t))
 }
 
 // listTemplates: GET /v1/templates, each in its current version.
@@ -95,7 +86,7 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toTemplateJSON(t))
+	writeJSON(w, http.StatusOK, toTemplate(t))
 }
 
 // updateTemplate: PUT /v1/templates/{template} replaces the content as a
@@ -111,7 +102,7 @@ func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toTemplateJSON(t))
+	writeJSON(w, http.StatusOK, toTemplate(t))
 }
 
 // deleteTemplate: DELETE /v1/templates/{template}.
@@ -159,17 +150,14 @@ func (s *Server) getTemplateVersion(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toTemplateJSON(t))
+	writeJSON(w, http.StatusOK, toTemplate(t))
 }
 
+// renderRequest is api.TemplateRenderRequest as the service reads it: its
+// variables kept as the JSON text they came as (mailroom.Variables), as a
+// send's are, so that a number keeps every digit.
 type renderRequest struct {
 	Variables mailroom.Variables `json:"variables,omitempty"`
-}
-
-type renderResponse struct {
-	Subject string `json:"subject"`
-	HTML    string `json:"html"`
-	Text    string `json:"text"`
 }
 
 // renderTemplate: POST /v1/templates/{template}/render answers what a send
@@ -185,5 +173,5 @@ func (s *Server) renderTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, renderResponse{Subject: out.Subject, HTML: out.HTML, Text: out.Text})
+	writeJSON(w, http.StatusOK, api.TemplateRendered{Subject: out.Subject, HTML: out.HTML, Text: out.Text})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
 // One-click unsubscribe (docs/api.md "Mail coming back", RFC 8058):
@@ -22,13 +23,6 @@ import (
 // maxUnsubscribeBody bounds a POST's body, which the service does not
 // need: RFC 8058 §3.2's is "List-Unsubscribe=One-Click", form-encoded.
 const maxUnsubscribeBody = 64 << 10
-
-// unsubscribedJSON answers a POST from a program (a mailbox provider's
-// one-click POST).
-type unsubscribedJSON struct {
-	Status  string `json:"status"`
-	Address string `json:"address"`
-}
 
 // postUnsubscribe: POST /v1/unsubscribe/{token} suppresses the token's
 // address for the account's marketing mail (reason unsubscribe) and
@@ -56,7 +50,7 @@ func (s *Server) postUnsubscribe(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusOK, donePage, u.Address)
 		return
 	}
-	writeJSON(w, http.StatusOK, unsubscribedJSON{Status: "unsubscribed", Address: u.Address})
+	writeJSON(w, http.StatusOK, api.Unsubscribed{Status: "unsubscribed", Address: u.Address})
 }
 
 // getUnsubscribe: GET /v1/unsubscribe/{token} shows a page that asks to

@@ -1,56 +1,24 @@
 package http
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/client/api"
 )
 
-// webhookJSON is an endpoint as the API shows it (docs/api.md "Webhooks
+// toWebhook shows an endpoint as it stands at now (docs/api.md "Webhooks
 // and events"): never its secret, which only the create and a rotation
 // show.
-type webhookJSON struct {
-	ID          string   `json:"id"`
-	URL         string   `json:"url"`
-	Description string   `json:"description"`
-	Events      []string `json:"events"`
-	Enabled     bool     `json:"enabled"`
-	// DisabledReason says why a disabled endpoint is off; null when on.
-	DisabledReason *string `json:"disabledReason"`
-	CreatedAt      string  `json:"createdAt"`
-	UpdatedAt      string  `json:"updatedAt"`
-	// SecretRotation is there while the secret a rotation replaced still
-	// signs beside the new one.
-	SecretRotation *secretRotationJSON `json:"secretRotation,omitempty"`
-}
-
-type secretRotationJSON struct {
-	PreviousSecretExpiresAt string `json:"previousSecretExpiresAt"`
-}
-
-// webhookCreatedJSON answers a create: the endpoint and, this once, its
-// secret.
-type webhookCreatedJSON struct {
-	webhookJSON
-	Secret string `json:"secret"`
-}
-
-// rotatedSecretJSON answers a rotation: the new secret, shown this once,
-// and until when the one it replaced keeps signing.
-type rotatedSecretJSON struct {
-	Secret                  string `json:"secret"`
-	PreviousSecretExpiresAt string `json:"previousSecretExpiresAt"`
-}
-
-// toWebhookJSON shows e as it stands at now.
-func toWebhookJSON(e *mailroom.WebhookEndpoint, now time.Time) webhookJSON {
-	out := webhookJSON{
-		ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
-		CreatedAt: timestamp(e.CreatedAt), UpdatedAt: timestamp(e.UpdatedAt),
+func toWebhook(e *mailroom.WebhookEndpoint, now time.Time) api.Webhook {
+	out := api.Webhook{
+		ID: e.ID, URL: e.URL, Description: e.Description, Events: make([]api.EventType, len(e.Events)), Enabled: e.Enabled,
+		CreatedAt: wireTime(e.CreatedAt), UpdatedAt: wireTime(e.UpdatedAt),
 	}
-	if out.Events == nil {
-		out.Events = []string{}
+	for i, typ := range e.Events {
+		out.Events[i] = api.EventType(typ)
 	}
 	if !e.Enabled {
 		reason := e.DisabledReason
@@ -62,32 +30,27 @@ func toWebhookJSON(e *mailroom.WebhookEndpoint, now time.Time) webhookJSON {
 	// The same rule as mailroom.Webhooks.SigningKeys: the previous secret
 	// signs until PreviousSecretUntil.
 	if e.PreviousSecretSigns(now) {
-		out.SecretRotation = &secretRotationJSON{PreviousSecretExpiresAt: timestamp(*e.PreviousSecretUntil)}
+		out.SecretRotation = &api.SecretRotation{PreviousSecretExpiresAt: wireTime(*e.PreviousSecretUntil)}
 	}
 	return out
 }
 
-// webhookAttemptJSON is one attempt of GET /v1/webhooks/{id}/deliveries.
-type webhookAttemptJSON struct {
-	ID           string  `json:"id"`
-	EventID      string  `json:"eventId"`
-	Type         string  `json:"type"`
-	Attempt      int     `json:"attempt"`
-	Status       string  `json:"status"`
-	StatusCode   *int    `json:"statusCode"`
-	Error        *string `json:"error"`
-	DurationMs   int64   `json:"durationMs"`
-	ResponseBody string  `json:"responseBody"`
-	CreatedAt    string  `json:"createdAt"`
-	// NextAttemptAt is null after a success or the last attempt.
-	NextAttemptAt *string `json:"nextAttemptAt"`
+// toWebhookSecret answers a rotation: the new secret, shown this once, and
+// until when the one it replaced keeps signing, which a rotation always
+// sets (mailroom.WebhookStore.RotateWebhookSecret).
+func toWebhookSecret(secret string, e *mailroom.WebhookEndpoint) (api.WebhookSecret, error) {
+	if e.PreviousSecretUntil == nil {
+		return api.WebhookSecret{}, errors.New("the rotated endpoint " + e.ID + " has no previous secret's expiry")
+	}
+	return api.WebhookSecret{Secret: secret, PreviousSecretExpiresAt: wireTime(*e.PreviousSecretUntil)}, nil
 }
 
-func toWebhookAttemptJSON(a *mailroom.WebhookAttempt) webhookAttemptJSON {
-	return webhookAttemptJSON{
-		ID: a.ID, EventID: a.EventID, Type: a.EventType, Attempt: a.Attempt, Status: string(a.Status),
+// toWebhookAttempt shows one attempt of GET /v1/webhooks/{id}/deliveries.
+func toWebhookAttempt(a *mailroom.WebhookAttempt) api.WebhookAttempt {
+	return api.WebhookAttempt{
+		ID: a.ID, EventID: a.EventID, Type: api.EventType(a.EventType), Attempt: a.Attempt, Status: api.AttemptStatus(a.Status),
 		StatusCode: optInt(a.StatusCode), Error: optString(a.Error), DurationMs: a.Duration.Milliseconds(),
-		ResponseBody: a.ResponseBody, CreatedAt: timestamp(a.CreatedAt), NextAttemptAt: optTimestamp(a.NextAttemptAt),
+		ResponseBody: a.ResponseBody, CreatedAt: wireTime(a.CreatedAt), NextAttemptAt: optWireTime(a.NextAttemptAt),
 	}
 }
 
@@ -113,7 +76,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, webhookCreatedJSON{webhookJSON: toWebhookJSON(e, s.Webhooks.Now()), Secret: secret})
+	writeJSON(w, http.StatusCreated, api.WebhookCreated{Webhook: toWebhook(e, s.Webhooks.Now()), Secret: secret})
 }
 
 // listWebhooks: GET /v1/webhooks, newest first.
@@ -129,9 +92,9 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.Webhooks.Now()
-	out := make([]webhookJSON, len(es))
+	out := make([]api.Webhook, len(es))
 	for i, e := range es {
-		out[i] = toWebhookJSON(e, now)
+		out[i] = toWebhook(e, now)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scopeWebhooks, next))
 }
@@ -148,7 +111,7 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toWebhookJSON(e, s.Webhooks.Now()))
+	writeJSON(w, http.StatusOK, toWebhook(e, s.Webhooks.Now()))
 }
 
 // updateWebhook: PATCH /v1/webhooks/{id} changes the fields given; {} is
@@ -169,7 +132,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toWebhookJSON(e, s.Webhooks.Now()))
+	writeJSON(w, http.StatusOK, toWebhook(e, s.Webhooks.Now()))
 }
 
 // deleteWebhook: DELETE /v1/webhooks/{id}, with its pending deliveries and
@@ -200,9 +163,10 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := rotatedSecretJSON{Secret: secret}
-	if e.PreviousSecretUntil != nil {
-		out.PreviousSecretExpiresAt = timestamp(*e.PreviousSecretUntil)
+	out, err := toWebhookSecret(secret, e)
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -221,7 +185,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, toAccountEventJSON(ev))
+	writeJSON(w, http.StatusAccepted, toEventRecord(ev))
 }
 
 // listWebhookAttempts: GET /v1/webhooks/{id}/deliveries, the endpoint's
@@ -249,9 +213,9 @@ func (s *Server) listWebhookAttempts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	out := make([]webhookAttemptJSON, len(as))
+	out := make([]api.WebhookAttempt, len(as))
 	for i, a := range as {
-		out[i] = toWebhookAttemptJSON(a)
+		out[i] = toWebhookAttempt(a)
 	}
 	writeJSON(w, http.StatusOK, newList(out, scope, next))
 }

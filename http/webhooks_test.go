@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/storetest"
@@ -38,14 +40,6 @@ func (e *env) createHook(t *testing.T, body map[string]any) map[string]any {
 	return r.Map()
 }
 
-// noSecret fails if an endpoint shows a secret anywhere but its create.
-func noSecret(t *testing.T, where string, m map[string]any) {
-	t.Helper()
-	if _, ok := m["secret"]; ok {
-		t.Errorf("%s shows the secret: %v", where, m)
-	}
-}
-
 func wantSecret(t *testing.T, s any) string {
 	t.Helper()
 	secret, _ := s.(string)
@@ -69,67 +63,69 @@ func detailMentions(r *apitest.Response, field, text string) bool {
 func TestWebhookLifecycle(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
 		e := newEnv(t, eng)
-		created := e.createHook(t, map[string]any{"url": publicHook, "events": []string{"email.delivered", "email.bounced", "email.delivered"},
-			"description": "orders app"})
-		id, _ := created["id"].(string)
-		secret := wantSecret(t, created["secret"])
-		if !strings.HasPrefix(id, "wh_") || created["url"] != publicHook || created["enabled"] != true || created["disabledReason"] != nil ||
-			fmt.Sprint(created["events"]) != "[email.delivered email.bounced]" || created["description"] != "orders app" {
-			t.Fatalf("created %v", created)
+		r := e.hookCall(t, "POST", "/v1/webhooks", map[string]any{"url": publicHook,
+			"events": []string{"email.delivered", "email.bounced", "email.delivered"}, "description": "orders app"})
+		if r.Status != 201 {
+			t.Fatalf("create webhook: %d %s", r.Status, r.Body)
 		}
-		if _, ok := created["secretRotation"]; ok {
-			t.Errorf("a new endpoint shows a rotation: %v", created)
+		created := apitest.Decode[api.WebhookCreated](r)
+		id := created.ID
+		secret := wantSecret(t, created.Secret)
+		if !strings.HasPrefix(id, "wh_") || created.URL != publicHook || !created.Enabled || created.DisabledReason != nil ||
+			!slices.Equal(created.Events, []api.EventType{api.EventEmailDelivered, api.EventEmailBounced}) || created.Description != "orders app" {
+			t.Fatalf("created %s", r.Body)
+		}
+		if created.SecretRotation != nil {
+			t.Errorf("a new endpoint shows a rotation: %s", r.Body)
 		}
 
+		// Only the create shows the secret: api.Webhook has no secret
+		// member, which Decode refuses.
 		got := e.hookCall(t, "GET", "/v1/webhooks/"+id, nil)
-		if got.Status != 200 || got.Str("id") != id || got.Map()["createdAt"] != created["createdAt"] {
+		if w := apitest.Decode[api.Webhook](got); got.Status != 200 || w.ID != id || !w.CreatedAt.Equal(created.CreatedAt) {
 			t.Fatalf("get: %d %s", got.Status, got.Body)
 		}
-		noSecret(t, "GET", got.Map())
 		if strings.Contains(string(got.Body), secret) {
 			t.Fatalf("GET shows the secret: %s", got.Body)
 		}
-		list := e.hookCall(t, "GET", "/v1/webhooks", nil).Map()["data"].([]any)
-		if len(list) != 1 || list[0].(map[string]any)["id"] != id {
+		list := apitest.Decode[api.List[api.Webhook]](e.hookCall(t, "GET", "/v1/webhooks", nil)).Data
+		if len(list) != 1 || list[0].ID != id {
 			t.Fatalf("list: %v", list)
 		}
-		noSecret(t, "the list", list[0].(map[string]any))
 
 		// {} changes nothing.
-		same := e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{})
-		if same.Status != 200 || same.Str("url") != publicHook || same.Map()["enabled"] != true || fmt.Sprint(same.Map()["events"]) != "[email.delivered email.bounced]" {
-			t.Fatalf("empty PATCH: %d %s", same.Status, same.Body)
+		r = e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{})
+		if same := apitest.Decode[api.Webhook](r); r.Status != 200 || same.URL != publicHook || !same.Enabled ||
+			!slices.Equal(same.Events, created.Events) {
+			t.Fatalf("empty PATCH: %d %s", r.Status, r.Body)
 		}
-		noSecret(t, "PATCH", same.Map())
 
-		off := e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": false, "events": []string{"*"}, "description": ""})
-		if off.Status != 200 || off.Map()["enabled"] != false || off.Str("disabledReason") == "" ||
-			fmt.Sprint(off.Map()["events"]) != "[*]" || off.Str("description") != "" {
-			t.Fatalf("PATCH enabled false: %d %s", off.Status, off.Body)
+		r = e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": false, "events": []string{"*"}, "description": ""})
+		if off := apitest.Decode[api.Webhook](r); r.Status != 200 || off.Enabled || off.DisabledReason == nil || *off.DisabledReason == "" ||
+			!slices.Equal(off.Events, []api.EventType{api.EventAll}) || off.Description != "" {
+			t.Fatalf("PATCH enabled false: %d %s", r.Status, r.Body)
 		}
 		wantError(t, e.hookCall(t, "POST", "/v1/webhooks/"+id+"/test", nil), 409, mailroom.ECodeInvalidState)
-		on := e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": true})
-		if on.Status != 200 || on.Map()["enabled"] != true || on.Map()["disabledReason"] != nil {
-			t.Fatalf("PATCH enabled true: %d %s", on.Status, on.Body)
+		r = e.hookCall(t, "PATCH", "/v1/webhooks/"+id, map[string]any{"enabled": true})
+		if on := apitest.Decode[api.Webhook](r); r.Status != 200 || !on.Enabled || on.DisabledReason != nil {
+			t.Fatalf("PATCH enabled true: %d %s", r.Status, r.Body)
 		}
 
-		rot := e.hookCall(t, "POST", "/v1/webhooks/"+id+"/rotate-secret", nil)
-		if rot.Status != 200 {
-			t.Fatalf("rotate: %d %s", rot.Status, rot.Body)
+		r = e.hookCall(t, "POST", "/v1/webhooks/"+id+"/rotate-secret", nil)
+		if r.Status != 200 {
+			t.Fatalf("rotate: %d %s", r.Status, r.Body)
 		}
-		if wantSecret(t, rot.Map()["secret"]) == secret {
+		rot := apitest.Decode[api.WebhookSecret](r)
+		if wantSecret(t, rot.Secret) == secret {
 			t.Fatal("rotation kept the secret")
 		}
-		until, err := time.Parse(time.RFC3339, rot.Str("previousSecretExpiresAt"))
-		if d := until.Sub(e.clock.Now()); err != nil || d < 23*time.Hour || d > 25*time.Hour {
-			t.Fatalf("previousSecretExpiresAt %q is not 24 h away", rot.Str("previousSecretExpiresAt"))
+		if d := rot.PreviousSecretExpiresAt.Sub(e.clock.Now()); d < 23*time.Hour || d > 25*time.Hour {
+			t.Fatalf("previousSecretExpiresAt %v is not 24 h away", rot.PreviousSecretExpiresAt)
 		}
 		got = e.hookCall(t, "GET", "/v1/webhooks/"+id, nil)
-		rotation, _ := got.Map()["secretRotation"].(map[string]any)
-		if rotation["previousSecretExpiresAt"] != rot.Str("previousSecretExpiresAt") {
+		if w := apitest.Decode[api.Webhook](got); w.SecretRotation == nil || !w.SecretRotation.PreviousSecretExpiresAt.Equal(rot.PreviousSecretExpiresAt) {
 			t.Fatalf("GET during the overlap: %s", got.Body)
 		}
-		noSecret(t, "GET after a rotation", got.Map())
 		e.clock.Advance(mailroom.WebhookRotationOverlap + time.Minute)
 		if got := e.hookCall(t, "GET", "/v1/webhooks/"+id, nil).Map(); got["secretRotation"] != nil {
 			t.Fatalf("the rotation shows after the overlap: %v", got)

@@ -1,0 +1,76 @@
+package api
+
+import "time"
+
+// DomainStatus is a sending domain's state (docs/api.md "Domains").
+type DomainStatus string
+
+const (
+	DomainPending          DomainStatus = "pending"           // waiting for its records
+	DomainVerified         DomainStatus = "verified"          // every required record found: it may send
+	DomainTemporaryFailure DomainStatus = "temporary_failure" // a required record went missing; still sends for 72 h
+	DomainFailed           DomainStatus = "failed"            // may not send; POST …/verify brings it back
+)
+
+// RecordPurpose says what a DNS record is for.
+type RecordPurpose string
+
+const (
+	PurposeDKIM       RecordPurpose = "dkim"
+	PurposeSPF        RecordPurpose = "spf"
+	PurposeReturnPath RecordPurpose = "return_path"
+	PurposeDMARC      RecordPurpose = "dmarc"
+)
+
+// RecordStatus is a DNS record's state after the last check.
+type RecordStatus string
+
+const (
+	RecordPending  RecordStatus = "pending"
+	RecordVerified RecordStatus = "verified"
+	RecordFailed   RecordStatus = "failed"
+)
+
+// DomainCreateRequest is the body of POST /v1/domains (OpenAPI schema
+// DomainCreateRequest).
+type DomainCreateRequest struct {
+	// Name is the domain, such as example.com; IDNs are stored as A-labels.
+	Name string `json:"name"`
+}
+
+// Domain is a sending domain (OpenAPI schema Domain), as every route under
+// /v1/domains answers it.
+type Domain struct {
+	Name    string       `json:"name"`
+	Status  DomainStatus `json:"status"`
+	Records []DNSRecord  `json:"records"`
+	// The times are null until they happen; NextCheckAt is null when no
+	// automatic check is due (a failed domain).
+	CreatedAt     time.Time  `json:"createdAt"`
+	VerifiedAt    *time.Time `json:"verifiedAt"`
+	LastCheckedAt *time.Time `json:"lastCheckedAt"`
+	NextCheckAt   *time.Time `json:"nextCheckAt"`
+}
+
+// DNSRecord is one record to publish, and what the last check found
+// (OpenAPI schema DnsRecord).
+type DNSRecord struct {
+	Purpose RecordPurpose `json:"purpose"`
+	// Type is "TXT" or "MX".
+	Type string `json:"type"`
+	// Name is fully qualified, without the trailing dot.
+	Name string `json:"name"`
+	// Value is exactly what to paste into the DNS provider's form.
+	Value string `json:"value"`
+	// Priority is set on MX records only.
+	Priority *int `json:"priority,omitempty"`
+	// Required is false for DMARC, which is recommended.
+	Required bool         `json:"required"`
+	Status   RecordStatus `json:"status"`
+	// Found is what DNS held at the name on the last check; left out
+	// before the first.
+	Found []string `json:"found,omitempty"`
+	// Problem says why the record is not verified, or why the last check
+	// could not decide; left out when there is none.
+	Problem string `json:"problem,omitempty"`
+}

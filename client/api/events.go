@@ -1,0 +1,191 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// EventType names what happened (docs/api.md "Webhooks and events").
+type EventType string
+
+// The event types. The email.* events are one per recipient.
+const (
+	EventEmailQueued     EventType = "email.queued"     // accepted for delivery now (or its scheduled time came)
+	EventEmailScheduled  EventType = "email.scheduled"  // accepted for later
+	EventEmailDelivered  EventType = "email.delivered"  // the receiving server answered 250
+	EventEmailDeferred   EventType = "email.deferred"   // a temporary failure; it will be retried
+	EventEmailBounced    EventType = "email.bounced"    // a permanent failure
+	EventEmailFailed     EventType = "email.failed"     // gave up after the retry window, or could not be attempted
+	EventEmailSuppressed EventType = "email.suppressed" // the address is suppressed; not attempted
+	EventEmailComplained EventType = "email.complained" // a complaint (ARF) came back
+	EventEmailCanceled   EventType = "email.canceled"   // a scheduled send was canceled
+
+	EventDomainVerified         EventType = "domain.verified"          // a domain became verified
+	EventDomainFailed           EventType = "domain.failed"            // a domain failed
+	EventDomainTemporaryFailure EventType = "domain.temporary_failure" // a verified domain's records went missing
+
+	EventWebhookTest EventType = "webhook.test" // POST /v1/webhooks/{id}/test
+
+	// EventAll subscribes a webhook endpoint to every type, present and
+	// future. It is no event's type.
+	EventAll EventType = "*"
+)
+
+// EventTypes returns every event type, in the order of the API reference
+// (without EventAll).
+func EventTypes() []EventType {
+	return []EventType{
+		EventEmailQueued, EventEmailScheduled, EventEmailDelivered, EventEmailDeferred, EventEmailBounced,
+		EventEmailFailed, EventEmailSuppressed, EventEmailComplained, EventEmailCanceled,
+		EventDomainVerified, EventDomainFailed, EventDomainTemporaryFailure, EventWebhookTest,
+	}
+}
+
+// IsEmail reports whether t is an email.* event, whose data is
+// EmailEventData.
+func (t EventType) IsEmail() bool { return isEmailEvent(t) }
+
+// IsDomain reports whether t is a domain.* event, whose data is
+// DomainEventData.
+func (t EventType) IsDomain() bool { return isDomainEvent(t) }
+
+func isEmailEvent(t EventType) bool  { return strings.HasPrefix(string(t), "email.") }
+func isDomainEvent(t EventType) bool { return strings.HasPrefix(string(t), "domain.") }
+func isTestEvent(t EventType) bool   { return t == EventWebhookTest }
+
+// Event is the body of a webhook delivery (docs/api.md "Webhooks and
+// events"): what happened, when (UTC, to the millisecond) and its data.
+// The event's id is not in the body: it is the webhook-id header, the same
+// on every retry and replay of the event, to deduplicate on.
+type Event struct {
+	Type      EventType       `json:"type"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// EmailData decodes the data of an email.* event.
+func (e *Event) EmailData() (*EmailEventData, error) {
+	return decodeData[EmailEventData](e.Type, e.Data, isEmailEvent)
+}
+
+// DomainData decodes the data of a domain.* event.
+func (e *Event) DomainData() (*DomainEventData, error) {
+	return decodeData[DomainEventData](e.Type, e.Data, isDomainEvent)
+}
+
+// TestData decodes the data of a webhook.test event.
+func (e *Event) TestData() (*WebhookTestData, error) {
+	return decodeData[WebhookTestData](e.Type, e.Data, isTestEvent)
+}
+
+// EventRecord is an event of the account as GET /v1/events lists it and
+// POST /v1/webhooks/{id}/test answers it (OpenAPI schema EventRecord). Data
+// is what a webhook delivery of it carries.
+type EventRecord struct {
+	// ID is the webhook-id of the event's deliveries.
+	ID        string    `json:"id"`
+	Type      EventType `json:"type"`
+	CreatedAt time.Time `json:"createdAt"`
+	// MessageID and Recipient are set on email events only.
+	MessageID string          `json:"messageId,omitempty"`
+	Recipient string          `json:"recipient,omitempty"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// EmailData decodes the data of an email.* event.
+func (e *EventRecord) EmailData() (*EmailEventData, error) {
+	return decodeData[EmailEventData](e.Type, e.Data, isEmailEvent)
+}
+
+// DomainData decodes the data of a domain.* event.
+func (e *EventRecord) DomainData() (*DomainEventData, error) {
+	return decodeData[DomainEventData](e.Type, e.Data, isDomainEvent)
+}
+
+// TestData decodes the data of a webhook.test event.
+func (e *EventRecord) TestData() (*WebhookTestData, error) {
+	return decodeData[WebhookTestData](e.Type, e.Data, isTestEvent)
+}
+
+// BounceType tells a hard bounce from a soft one.
+type BounceType string
+
+const (
+	// BounceHard is a permanent mailbox failure (5.1.x): the address is
+	// suppressed.
+	BounceHard BounceType = "hard"
+	// BounceSoft is any other bounce.
+	BounceSoft BounceType = "soft"
+)
+
+// EmailEventData is the data of an email.* event (and the detail of a
+// message's timeline entry): one recipient of one message.
+type EmailEventData struct {
+	MessageID string            `json:"messageId"`
+	Recipient string            `json:"recipient"`
+	From      string            `json:"from"` // the bare address
+	Subject   string            `json:"subject"`
+	Tags      map[string]string `json:"tags"`
+	// SMTPCode, SMTPResponse and MX are left out until an attempt gave
+	// them.
+	SMTPCode     int    `json:"smtpCode,omitempty"`
+	SMTPResponse string `json:"smtpResponse,omitempty"`
+	MX           string `json:"mx,omitempty"`
+	// Unencrypted is set when the SMTP session ran in clear text.
+	Unencrypted bool `json:"unencrypted,omitempty"`
+	// BounceType is set on email.bounced (and on a deferral a report
+	// brought).
+	BounceType BounceType `json:"bounceType,omitempty"`
+	// Async is set on an event that a report received later brought (a
+	// bounce or a complaint), not the SMTP exchange itself; ReportText is
+	// the report's human-readable text (its first 2 KiB).
+	Async      bool   `json:"async,omitempty"`
+	ReportText string `json:"reportText,omitempty"`
+	// Attempt counts the delivery attempts so far.
+	Attempt int `json:"attempt"`
+}
+
+// DomainEventData is the data of a domain.* event: the domain's status
+// and each record's, without the values (GET /v1/domains/{domain} has
+// them).
+type DomainEventData struct {
+	Domain  string              `json:"domain"`
+	Status  DomainStatus        `json:"status"`
+	Records []DomainEventRecord `json:"records"`
+}
+
+// DomainEventRecord is one record's state in a domain.* event.
+type DomainEventRecord struct {
+	Purpose RecordPurpose `json:"purpose"`
+	Type    string        `json:"type"`
+	Name    string        `json:"name"`
+	Status  RecordStatus  `json:"status"`
+	Problem string        `json:"problem,omitempty"`
+}
+
+// WebhookTestData is the data of a webhook.test event.
+type WebhookTestData struct {
+	WebhookID string `json:"webhookId"`
+	Message   string `json:"message"`
+}
+
+// ReplayResult answers POST /v1/events/{eventId}/replay (OpenAPI schema
+// ReplayResult): the event and the endpoints it is queued to again.
+type ReplayResult struct {
+	EventID   string   `json:"eventId"`
+	Endpoints []string `json:"endpoints"`
+}
+
+// decodeData decodes raw as T when typ is of the kind want accepts.
+func decodeData[T any](typ EventType, raw json.RawMessage, want func(EventType) bool) (*T, error) {
+	var out T
+	if !want(typ) {
+		return nil, fmt.Errorf("mailroom: a %s event has no %T data", typ, out)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("mailroom: decode the data of a %s event: %w", typ, err)
+	}
+	return &out, nil
+}

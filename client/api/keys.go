@@ -1,0 +1,64 @@
+package api
+
+import "time"
+
+// Scope is what an API key may do (docs/api.md "Authentication").
+type Scope string
+
+// The scopes, in the order the API lists them.
+const (
+	ScopeSend      Scope = "send"      // send, the email log, suppressions, events
+	ScopeDomains   Scope = "domains"   // sending domains
+	ScopeTemplates Scope = "templates" // templates
+	ScopeWebhooks  Scope = "webhooks"  // webhook endpoints, events
+	ScopeKeys      Scope = "keys"      // the account's API keys: its administrator scope
+)
+
+// Scopes returns every scope, in the order the API lists them.
+func Scopes() []Scope {
+	return []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeKeys}
+}
+
+// KeyStatus is an API key's state.
+type KeyStatus string
+
+const (
+	KeyActive  KeyStatus = "active"
+	KeyRevoked KeyStatus = "revoked"
+)
+
+// APIKeyCreateRequest is the body of POST /v1/api-keys (OpenAPI schema
+// ApiKeyCreateRequest).
+type APIKeyCreateRequest struct {
+	// Name is 1..128 characters, without control or invisible formatting
+	// characters.
+	Name string `json:"name"`
+	// Scopes is a non-empty list of distinct scopes.
+	Scopes []Scope `json:"scopes"`
+}
+
+// APIKey is a key as GET /v1/api-keys, GET /v1/api-keys/{keyId}, GET
+// /v1/api-keys/current and DELETE /v1/api-keys/{keyId} show it (OpenAPI
+// schema ApiKey): never its secret.
+type APIKey struct {
+	// KeyID is the key's 16-character public id, safe to log.
+	KeyID string `json:"keyId"`
+	Name  string `json:"name"`
+	// Scopes come back in the order of Scopes().
+	Scopes    []Scope   `json:"scopes"`
+	Status    KeyStatus `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+	// LastUsedAt is accurate to about a minute; null before first use.
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+	// RevokedAt is null while the key is active.
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+// APIKeyCreated answers POST /v1/api-keys (OpenAPI schema ApiKeyCreated):
+// the key, and this once the full key itself.
+type APIKeyCreated struct {
+	APIKey
+	// Key is the full key, mailroom_<keyId>_<secret>: shown in this answer
+	// only, stored by the service as a digest.
+	Key string `json:"key"`
+}

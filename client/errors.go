@@ -1,0 +1,110 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mailroom/mailroom/client/api"
+)
+
+// Error is an answer of the service that is not a 2xx: its status and the
+// error body (docs/api.md "Errors").
+type Error struct {
+	// Status is the HTTP status, such as 404.
+	Status int
+	// Code is the API's error code, such as "not_found" (the Code
+	// constants): the stable part. "" when the answer was not the API's
+	// error body (a proxy's page, say).
+	Code string
+	// Message is written for people and may change.
+	Message string
+	// Details names each problem of a validation error.
+	Details []api.ErrorDetail
+	// RequestID is the answer's X-Request-Id: quote it when reporting a
+	// problem.
+	RequestID string
+	// RetryAfter is the answer's Retry-After (429 and 503), 0 when absent.
+	RetryAfter time.Duration
+}
+
+// Error writes the status, the code, the message and the first few
+// details, with the request id.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mailroom: %d", e.Status)
+	if e.Code != "" {
+		b.WriteString(" " + e.Code)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	for i, d := range e.Details {
+		if i == 3 {
+			fmt.Fprintf(&b, " (and %d more)", len(e.Details)-i)
+			break
+		}
+		sep := "; "
+		if i == 0 {
+			sep = " — "
+		}
+		b.WriteString(sep + d.Field)
+		if d.Index != nil {
+			fmt.Fprintf(&b, "[%d]", *d.Index)
+		}
+		b.WriteString(": " + d.Message)
+	}
+	if e.RequestID != "" {
+		b.WriteString(" (request " + e.RequestID + ")")
+	}
+	return b.String()
+}
+
+// Retryable reports whether the same request may succeed later: a 429 or
+// a 503. Every other 4xx fails the same way when retried unchanged.
+func (e *Error) Retryable() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable
+}
+
+// IsCode reports whether err is (or wraps) an *Error with the API error
+// code code, such as client.CodeNotFound.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// maxMessageBytes bounds the message taken from an answer that is not the
+// API's error body.
+const maxMessageBytes = 512
+
+// newError reads a non-2xx answer.
+func newError(status int, header http.Header, body []byte, now time.Time) *Error {
+	e := &Error{
+		Status:     status,
+		RequestID:  header.Get("X-Request-Id"),
+		RetryAfter: parseRetryAfter(header.Get("Retry-After"), now),
+	}
+	var eb api.ErrorBody
+	if err := json.Unmarshal(body, &eb); err == nil && eb.Error != "" {
+		e.Code, e.Message, e.Details = eb.Error, eb.Message, eb.Details
+		return e
+	}
+	// Not the API's body: a proxy's page, a load balancer's 502.
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > maxMessageBytes {
+		msg = msg[:maxMessageBytes]
+		for !utf8.ValidString(msg) {
+			msg = msg[:len(msg)-1]
+		}
+		msg += "…"
+	}
+	if msg == "" || strings.ContainsRune(msg, '<') {
+		msg = http.StatusText(status)
+	}
+	e.Message = msg
+	return e
+}

@@ -1,0 +1,172 @@
+package client_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mailroom/mailroom/client"
+)
+
+// fakeMailroom stands for `mailroom serve --dev` in these examples: it
+// answers a send, two pages of the log, and refuses mail from a domain that
+// is not verified.
+func fakeMailroom() *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/send", func(w http.ResponseWriter, r *http.Request) {
+		var req client.SendRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Request-Id", "req_01jd7x8m2k")
+		if !strings.HasSuffix(req.From, "@mailroom.test>") && !strings.HasSuffix(req.From, "@mailroom.test") {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error":"domain_not_verified","message":"The domain of from, shop.example, is not a verified domain of this account."}`)
+			return
+		}
+		fmt.Fprint(w, `{"status":"queued","messageId":"msg_01jd7x8m2k4q6r8t0v2x4z6b8d"}`)
+	})
+	mux.HandleFunc("GET /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		item := func(id, subject string) string {
+			return `{"id":"` + id + `","status":"delivered","from":"orders@mailroom.test","to":["ann@example.com"],"cc":[],"bcc":[],"replyTo":[],` +
+				`"subject":"` + subject + `","category":"transactional","tags":{"kind":"receipt"},"template":null,"idempotencyKey":null,` +
+				`"createdAt":"2026-11-22T10:00:00Z","scheduledAt":null,"recipients":[]}`
+		}
+		if r.URL.Query().Get("cursor") == "" {
+			fmt.Fprint(w, `{"data":[`+item("msg_3", "Receipt 3")+`,`+item("msg_2", "Receipt 2")+`],"nextCursor":"page2"}`)
+			return
+		}
+		fmt.Fprint(w, `{"data":[`+item("msg_1", "Receipt 1")+`],"nextCursor":null}`)
+	})
+	return httptest.NewServer(mux)
+}
+
+// Three lines send a message: a client, a request, the answer.
+func Example() {
+	srv := fakeMailroom()
+	defer srv.Close()
+
+	c := client.New(srv.URL, "mailroom_6ceqkahjy69sur3g_rWb9jjjTCM7noGqrYnDLe0Wsvq03DK7vjlaRk0ns5bW")
+	res, err := c.Send(context.Background(), &client.SendRequest{From: "Shop <orders@mailroom.test>",
+		To: []string{"ann@example.com"}, Subject: "Your receipt", Text: "Thanks!"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, res.MessageID)
+	// Output: queued msg_01jd7x8m2k4q6r8t0v2x4z6b8d
+}
+
+// AllMessages follows the log's cursors page after page; a break stops it.
+func ExampleClient_AllMessages() {
+	srv := fakeMailroom()
+	defer srv.Close()
+	c := client.New(srv.URL, "mailroom_…")
+
+	filter := &client.MessageListOptions{Tags: map[string]string{"kind": "receipt"}, Since: time.Now().Add(-24 * time.Hour)}
+	for m, err := range c.AllMessages(context.Background(), filter) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(m.ID, m.Status, m.Subject)
+	}
+	// Output:
+	// msg_3 delivered Receipt 3
+	// msg_2 delivered Receipt 2
+	// msg_1 delivered Receipt 1
+}
+
+// An answer that is not a 2xx is a *client.Error: its status, the API's
+// error code and message, and the request id to quote.
+func ExampleError() {
+	srv := fakeMailroom()
+	defer srv.Close()
+	c := client.New(srv.URL, "mailroom_…")
+
+	_, err := c.Send(context.Background(), &client.SendRequest{From: "orders@shop.example",
+		To: []string{"ann@example.com"}, Subject: "Hi", Text: "Hello"})
+	var e *client.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Status, e.Code, e.RequestID)
+		fmt.Println(e.Message)
+	}
+	fmt.Println(client.IsCode(err, client.CodeDomainNotVerified))
+	// Output:
+	// 403 domain_not_verified req_01jd7x8m2k
+	// The domain of from, shop.example, is not a verified domain of this account.
+	// true
+}
+
+// A webhook endpoint verifies each request's signature on its raw body,
+// then decodes the event.
+func ExampleVerifyWebhook() {
+	secret := "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" // CreateWebhook's answer
+
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "unreadable body", http.StatusBadRequest)
+			return
+		}
+		if err := client.VerifyWebhook(secret, r.Header, body); err != nil {
+			fmt.Println("refused:", err)
+			http.Error(w, "bad signature", http.StatusBadRequest)
+			return
+		}
+		ev, err := client.ParseEvent(body)
+		if err != nil {
+			http.Error(w, "bad event", http.StatusBadRequest)
+			return
+		}
+		// Deduplicate on r.Header.Get("webhook-id"): a delivery may come twice.
+		if ev.Type == client.EventEmailDelivered {
+			d, _ := ev.EmailData()
+			fmt.Println("delivered to", d.Recipient, "with", d.SMTPResponse)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+
+	// What the service sends.
+	body := `{"type":"email.delivered","timestamp":"2026-11-22T10:00:00.123Z","data":{"messageId":"msg_1",` +
+		`"recipient":"ann@example.com","from":"orders@shop.example","subject":"Hi","tags":{},"smtpCode":250,` +
+		`"smtpResponse":"250 2.0.0 OK","mx":"mx.example.com","attempt":1}}`
+	req := signedRequest(secret, "evt_01jd7x8m2k4q6r8t0v2x4z6b8d", body)
+	rec := httptest.NewRecorder()
+	handler(rec, req)
+	fmt.Println(rec.Code)
+
+	tampered := signedRequest(secret, "evt_01jd7x8m2k4q6r8t0v2x4z6b8d", body)
+	tampered.Body = io.NopCloser(strings.NewReader(strings.Replace(body, "ann@", "eve@", 1)))
+	rec = httptest.NewRecorder()
+	handler(rec, tampered)
+	fmt.Println(rec.Code)
+	// Output:
+	// delivered to ann@example.com with 250 2.0.0 OK
+	// 204
+	// refused: mailroom: webhook: no signature matches
+	// 400
+}
+
+// signedRequest is a delivery as the service signs it (Standard Webhooks).
+func signedRequest(secret, id, body string) *http.Request {
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "." + body))
+	r := httptest.NewRequest("POST", "/hooks/mailroom", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("webhook-id", id)
+	r.Header.Set("webhook-timestamp", ts)
+	r.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	return r
+}
