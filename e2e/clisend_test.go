@@ -138,6 +138,22 @@ func TestCLISendFromAShell(t *testing.T) {
 		t.Errorf("send --json: %+v %v", sent, err)
 	}
 
+	// A template, its values from --var (dotted) and --vars-file.
+	must[*client.Template](t, "CreateTemplate")(c.CreateTemplate(t.Context(), &client.TemplateRequest{Name: "receipt",
+		From: "Shop <orders@mailroom.test>", Subject: "Receipt {{order.id}}",
+		Text: "Thanks, {{customer.name}}.{{#order.paid}} Paid.{{/order.paid}}{{^order.paid}} Unpaid.{{/order.paid}}"}))
+	if err := os.WriteFile(filepath.Join(work, "vars.json"), []byte(`{"order": {"paid": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tid := strings.TrimSpace(cli(t, work, env, "send", "--template", "receipt", "--to", "ann@example.com",
+		"--var", "customer.name=Ann", "--var", "order.id=1042", "--vars-file", "vars.json"))
+	if got := waitStatus(t, c, tid, client.MessageDelivered); got.Subject != "Receipt 1042" || got.Template == nil || got.Template.Name != "receipt" {
+		t.Errorf("the message sent with --template: %+v", got)
+	}
+	if raw := cli(t, work, env, "messages", "raw", tid); !strings.Contains(raw, "Thanks, Ann. Paid.") {
+		t.Errorf("the template's text with --var and --vars-file:\n%s", raw)
+	}
+
 	// An id that is no message: the code on stderr, exit 1.
 	_, errOut, err := cliResult(work, env, "messages", "get", "msg_00000000000000000000000000")
 	var exit *exec.ExitError
