@@ -33,7 +33,7 @@ func messagesList(ctx context.Context, c *command, args []string, stdout, stderr
 	template := fs.String("template", "", "only messages rendered from the template of this `NAME` (or tpl_… id)")
 	since := fs.String("since", "", "only messages created at or after `TIME`: RFC 3339, a date (UTC), or a duration ago (90m, 24h, 7d)")
 	until := fs.String("until", "", "only messages created before `TIME`, written as for --since")
-	limit := fs.Int("limit", 20, "messages per page, `N` from 1 to 100")
+	limit := fs.Int("limit", 20, "messages per page, `N` from 1 to 100 (with --all, per request)")
 	cursor := fs.String("cursor", "", "the page after the one that ended at this `CURSOR` (with the same filters)")
 	all := fs.Bool("all", false, "every message that matches, page after page")
 	asJSON := fs.Bool("json", false, "print the API's JSON: the page ({data, nextCursor}), or with --all an array of every message")
