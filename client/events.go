@@ -27,11 +27,13 @@ func (c *Client) AllEvents(ctx context.Context, opts *EventListOptions) iter.Seq
 	})
 }
 
-// ReplayEvent queues a stored event again, with its own id, to every
-// enabled endpoint subscribed to its type, or to the endpoint endpointID
-// names ("" for every one): POST /v1/events/{eventId}/replay (scope
-// webhooks). A replay is a new delivery; it is not retried after a network
-// error once the request may have been sent.
+// ReplayEvent queues a stored event again, under the same event id (so
+// the same webhook-id: a consumer that deduplicates on it ignores the
+// replay), to every enabled endpoint subscribed to its type, or to the
+// endpoint endpointID names ("" for every one): POST
+// /v1/events/{eventId}/replay (scope webhooks). A replay is a new delivery;
+// it is not retried after a network error once the request may have been
+// sent.
 func (c *Client) ReplayEvent(ctx context.Context, eventID, endpointID string) (*ReplayResult, error) {
 	cl := &call{method: "POST", path: "/v1/events/" + pathEscape(eventID) + "/replay", mode: retryUnsent}
 	if endpointID != "" {

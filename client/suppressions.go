@@ -33,7 +33,9 @@ func (c *Client) GetSuppression(ctx context.Context, address string) (*Suppressi
 
 // AddSuppression suppresses an address (reason manual): POST
 // /v1/suppressions (scope send). created is false when the address was
-// suppressed already; the entry is then the existing one.
+// suppressed already; the entry is then the existing one. After a retry
+// whose first attempt was acted on (its answer lost), created is false
+// too: the entry is this call's.
 func (c *Client) AddSuppression(ctx context.Context, address string) (sup *Suppression, created bool, err error) {
 	cl, err := newCall("POST", "/v1/suppressions", &api.SuppressionRequest{Address: address}, retrySafe)
 	if err != nil {

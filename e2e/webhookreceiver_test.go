@@ -36,6 +36,10 @@ type hookRequest struct {
 	Status                    int // what the receiver answered
 	Verified                  bool
 	Data                      map[string]any
+	// Header and Body are the request as it came, for a verifier of
+	// its own.
+	Header http.Header
+	Body   []byte
 }
 
 // startHookReceiver starts the receiver and makes the nodes started after
@@ -73,7 +77,8 @@ func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	time.Sleep(delay)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	req := hookRequest{Path: r.URL.Path, ID: r.Header.Get("webhook-id"), Signature: r.Header.Get("webhook-signature"), Status: 200}
+	req := hookRequest{Path: r.URL.Path, ID: r.Header.Get("webhook-id"), Signature: r.Header.Get("webhook-signature"), Status: 200,
+		Header: r.Header.Clone(), Body: body}
 	key := h.keys[r.URL.Path]
 	req.Verified = key != nil && mailroom.VerifyWebhook(key, req.ID, r.Header.Get("webhook-timestamp"), req.Signature, body, time.Now()) == nil
 	var p struct {

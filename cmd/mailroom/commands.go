@@ -55,6 +55,35 @@ var commands = []*command{
 			"account is refused and stays as it is.",
 		args: []operand{{"KEYID", `the key's id: the 16 characters after "mailroom_" in the key, as "keys list" shows them`}},
 		run:  keysRevoke},
+	{name: "send", synopsis: "--from F --to T --subject S (--text T | --html H | --template NAME [--var K=V]…)",
+		summary: "send a message through the API",
+		about: "Sends one message through the HTTPS API (POST /v1/send) and prints its id, followed by \"duplicate\"\n" +
+			"when --idempotency-key was used before (read -r id status takes both). With --json, prints the API's\n" +
+			"answer. The key comes from --key or MAILROOM_API_KEY. The certificate of --url is checked against the\n" +
+			"system's CAs and --cacert, or else the tls/cert.pem of --data-dir when there (serve --dev's own).\n" +
+			"429, 503 and network errors are retried under one idempotency key, so a message is never sent twice.\n" +
+			"Exit status: 0 sent; 1 refused (\"mailroom send: CODE: message\" on stderr, then each problem) or\n" +
+			"not reached; 2 a mistake in the command line.",
+		run: sendCommand},
+	{name: "messages list", synopsis: "[--status S] [--to A] [--tag K:V]… [--since T] [--limit N | --all]",
+		summary: "list the email log through the API",
+		about: "Lists the email log (GET /v1/messages), newest first, as a table: id, creation time (UTC, RFC 3339),\n" +
+			"status, sender, the first recipient (+ how many more) and subject. Filters all must match. One page\n" +
+			"unless --all; when more follow, stderr says which --cursor continues. --json prints the API's JSON.\n" +
+			"The key, --url and the certificate are as for send.",
+		run: messagesList},
+	{name: "messages get", synopsis: "ID", summary: "show a message, its recipients and timeline",
+		about: "Shows a message of the email log (GET /v1/messages/ID): its fields, each recipient's state with its\n" +
+			"last SMTP reply, and the timeline (times in UTC). --json prints the API's JSON. The key, --url and the\n" +
+			"certificate are as for send.",
+		args: []operand{{"ID", "the message's id, msg_…, as send and messages list print it"}},
+		run:  messagesGet},
+	{name: "messages raw", synopsis: "ID", summary: "print a message's signed bytes",
+		about: "Writes the exact signed RFC 5322 bytes of a message (GET /v1/messages/ID/raw) to stdout, as they\n" +
+			"are. A scheduled or canceled message has none (invalid_state). The key, --url and the certificate\n" +
+			"are as for send.",
+		args: []operand{{"ID", "the message's id, msg_…"}},
+		run:  messagesRaw},
 	{name: "migrate", summary: "apply storage migrations",
 		about: "Applies the storage migrations the database lacks (serve does the same on start), for operators\n" +
 			"who migrate before a roll-out.",

@@ -24,7 +24,12 @@ func newFlagSet(name string) *flag.FlagSet {
 }
 
 // envName is a flag's environment twin: --data-dir is MAILROOM_DATA_DIR.
+// The API key of send and messages, --key, is MAILROOM_API_KEY: the name
+// a user looks for, and not to be taken for a signing or a TLS key.
 func envName(flagName string) string {
+	if flagName == "key" {
+		return "MAILROOM_API_KEY"
+	}
 	return "MAILROOM_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 

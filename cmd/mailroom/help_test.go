@@ -37,6 +37,9 @@ func helpFlags(t *testing.T, help string) []string {
 
 var storage = []string{"data-dir", "database-url"}
 
+// apiFlagNames are the flags of every command that calls the API.
+var apiFlagNames = []string{"cacert", "data-dir", "key", "retries", "url"}
+
 // Every command and group answers --help, -h and `mailroom help …` with
 // exit 0, its usage on stdout, its arguments, and exactly the flags it
 // reads: a flag listed but ignored would be a lie to the operator.
@@ -57,6 +60,12 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{"keys create", nil, append([]string{"account", "name", "scopes"}, storage...)},
 		{"keys list", nil, append([]string{"account"}, storage...)},
 		{"keys revoke", []string{"KEYID"}, append([]string{"account"}, storage...)},
+		{"send", nil, append([]string{"attach", "bcc", "category", "cc", "from", "html", "html-file", "idempotency-key", "json",
+			"reply-to", "subject", "tag", "template", "text", "text-file", "to", "var", "vars-file"}, apiFlagNames...)},
+		{"messages list", nil, append([]string{"all", "category", "cursor", "from", "json", "limit", "since", "status", "tag",
+			"template", "to", "until"}, apiFlagNames...)},
+		{"messages get", []string{"ID"}, append([]string{"json"}, apiFlagNames...)},
+		{"messages raw", []string{"ID"}, apiFlagNames},
 		{"migrate", nil, storage},
 		{"version", nil, nil},
 	}
@@ -100,13 +109,13 @@ func TestEveryCommandHasHelp(t *testing.T) {
 
 	// The top level and the groups list their commands.
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"accounts", "--help"}, {"accounts", "-h"},
-		{"help", "accounts"}, {"keys", "--help"}, {"keys", "help"}, {"help", "keys"}} {
+		{"help", "accounts"}, {"keys", "--help"}, {"keys", "help"}, {"help", "keys"}, {"messages", "--help"}, {"help", "messages"}} {
 		code, out, errOut := runCLI(args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage:") {
 			t.Errorf("mailroom %s: exit %d, stderr %q, stdout:\n%s", strings.Join(args, " "), code, errOut, out)
 		}
 		group := ""
-		for _, g := range []string{"accounts", "keys"} {
+		for _, g := range []string{"accounts", "keys", "messages"} {
 			if slices.Contains(args, g) {
 				group = g
 			}
@@ -129,6 +138,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // at the help of the command it was made in, and nothing on stdout.
 func TestCommandLineMistakes(t *testing.T) {
 	t.Chdir(t.TempDir()) // a command that ran anyway writes its ./mailroom-data here
+	t.Setenv("MAILROOM_API_KEY", "")
 	cases := []struct {
 		args []string
 		want string // in the message
@@ -150,6 +160,27 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"version", "--short"}, "unknown flag --short", "mailroom version --help"},
 		{[]string{"serve", "--listen"}, "flag needs an argument: --listen", "mailroom serve --help"},
 		{[]string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together", "mailroom serve --help"},
+		{[]string{"messages"}, "list, get or raw", "mailroom messages --help"},
+		{[]string{"send", "--from", "a@shop.example", "--subject", "Hi", "--text", "t"}, "needs --to", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--subject", "Hi", "--text", "t"}, "needs --from", "mailroom send --help"},
+		{[]string{"send", "--from", "a@shop.example", "--to", "b@example.net", "--text", "t"}, "needs --subject", "mailroom send --help"},
+		{[]string{"send", "--from", "a@shop.example", "--to", "b@example.net", "--subject", "Hi"}, "needs a body", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--text", "t", "--template", "receipt"}, "--template gives the body", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--text", "t", "--text-file", "t.txt", "--from", "a@shop.example", "--subject", "Hi"}, "give the body once", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--text-file", "-", "--html-file", "-", "--from", "a@shop.example", "--subject", "Hi"}, "standard input", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--text", "t", "--var", "a=b", "--from", "a@shop.example", "--subject", "Hi"}, "go with --template", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt", "--var", "novalue"}, `invalid value "novalue" for flag --var`, "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt", "--tag", "novalue"}, `invalid value "novalue" for flag --tag`, "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt", "--category", "bulk"}, "transactional or marketing", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt"}, "no API key", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt", "--key", "k", "--url", "localhost:8443"}, "not a base URL", "mailroom send --help"},
+		{[]string{"send", "--to", "b@example.net", "--template", "receipt", "Hello"}, "no arguments", "mailroom send --help"},
+		{[]string{"messages", "list", "--limit", "0"}, "--limit is 1 to 100", "mailroom messages list --help"},
+		{[]string{"messages", "list", "--status", "sent"}, `--status "sent"`, "mailroom messages list --help"},
+		{[]string{"messages", "list", "--since", "yesterday"}, "not a time", "mailroom messages list --help"},
+		{[]string{"messages", "list", "--tag", "kind"}, `invalid value "kind" for flag --tag`, "mailroom messages list --help"},
+		{[]string{"messages", "get"}, "one argument", "mailroom messages get --help"},
+		{[]string{"messages", "raw", "msg_1", "msg_2"}, "one argument", "mailroom messages raw --help"},
 	}
 	for _, tc := range cases {
 		code, out, errOut := runCLI(tc.args...)

@@ -73,12 +73,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 	}
 	var ue usageError
+	var af failure
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "mailroom: %v\nRun \"%s --help\" for usage.\n", err, hint)
 		return 2
+	case errors.As(err, &af):
+		printFailure(stderr, hint, af.err)
+		return 1
 	default:
 		fmt.Fprintf(stderr, "mailroom: %v\n", err)
 		return 1
