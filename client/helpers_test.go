@@ -138,3 +138,6 @@ const (
 	rateLimited = `{"error":"rate_limited","message":"Too many requests; retry after 1 s."}`
 	unavailable = `{"error":"service_unavailable","message":"The service is temporarily unavailable; retry with the same idempotency key."}`
 )
+
+// ptr is new(v) for the Go versions before 1.26 that this module supports.
+func ptr[T any](v T) *T { return &v }

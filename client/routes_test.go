@@ -115,7 +115,7 @@ func TestEveryMethodsRequest(t *testing.T) {
 		{"ListWebhooks", 200, `{"data":[],"nextCursor":null}`, func(c *Client) error { _, err := c.ListWebhooks(ctx, nil); return err }, "GET /v1/webhooks"},
 		{"GetWebhook", 200, `{}`, func(c *Client) error { _, err := c.GetWebhook(ctx, "wh_1"); return err }, "GET /v1/webhooks/wh_1"},
 		{"UpdateWebhook", 200, `{}`, func(c *Client) error {
-			_, err := c.UpdateWebhook(ctx, "wh_1", &WebhookUpdateRequest{Enabled: new(false), Description: new("")})
+			_, err := c.UpdateWebhook(ctx, "wh_1", &WebhookUpdateRequest{Enabled: ptr(false), Description: ptr("")})
 			return err
 		}, `PATCH /v1/webhooks/wh_1 {"description":"","enabled":false}`},
 		{"DeleteWebhook", 204, ``, func(c *Client) error { return c.DeleteWebhook(ctx, "wh_1") }, "DELETE /v1/webhooks/wh_1"},

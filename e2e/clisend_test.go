@@ -27,10 +27,11 @@ id=$(mailroom send --from 'Shop <orders@mailroom.test>' --to ann@example.com \
 	--tag kind=receipt --tag order=42) || { echo "send failed: $?"; exit 1; }
 echo "sent $id"
 
-printf '<p>From standard input</p>' | mailroom send --from orders@mailroom.test --to dora@example.com \
-	--subject 'Once' --html-file - --idempotency-key order-42-receipt
-printf '<p>From standard input</p>' | mailroom send --from orders@mailroom.test --to dora@example.com \
-	--subject 'Once' --html-file - --idempotency-key order-42-receipt
+first=$(printf '<p>From standard input</p>' | mailroom send --from orders@mailroom.test --to dora@example.com \
+	--subject 'Once' --html-file - --idempotency-key order-42-receipt)
+again=$(printf '<p>From standard input</p>' | mailroom send --from orders@mailroom.test --to dora@example.com \
+	--subject 'Once' --html-file - --idempotency-key order-42-receipt 2>again.txt)
+echo "first $first again $again"
 
 mailroom send --from a@not-mine.example --to x@example.com --subject Hi --text Hi 2>refused.txt
 echo "refused exit $?"
@@ -43,7 +44,7 @@ echo "untrusted exit $?"
 `
 
 // mailroom send from a shell script: it prints the id, answers a repeated
-// idempotency key with "duplicate", exits 1 with the error code on a 4xx,
+// idempotency key with the first id (and "duplicate" on stderr), exits 1 with the error code on a 4xx,
 // 2 on a usage mistake and 1 with a clear message when it cannot reach the
 // service or trust it. mailroom messages list, get and raw then show what
 // was sent, and --json parses.
@@ -72,13 +73,13 @@ func TestCLISendFromAShell(t *testing.T) {
 		t.Fatalf("the script's send printed no id:\n%s", out)
 	}
 	id := m[1]
-	dup := regexp.MustCompile(`(?m)^(msg_[0-9a-z]+)\n(msg_[0-9a-z]+) duplicate$`).FindStringSubmatch(out)
-	if dup == nil || dup[1] != dup[2] {
-		t.Errorf("the same idempotency key twice printed:\n%s", out)
-	}
 	read := func(name string) string {
 		b, _ := os.ReadFile(filepath.Join(work, name))
 		return string(b)
+	}
+	dup := regexp.MustCompile(`(?m)^first (msg_[0-9a-z]+) again (msg_[0-9a-z]+)$`).FindStringSubmatch(out)
+	if dup == nil || dup[1] != dup[2] || !strings.HasPrefix(read("again.txt"), "mailroom send: duplicate: ") {
+		t.Errorf("the same idempotency key twice printed:\n%s\nstderr of the second: %s", out, read("again.txt"))
 	}
 	for _, want := range []struct{ line, file, stderr string }{
 		{"refused exit 1", "refused.txt", "mailroom send: domain_not_verified: "},

@@ -17,7 +17,7 @@ type WebhookCreateRequest struct {
 // WebhookUpdateRequest is the body of PATCH /v1/webhooks/{id} (OpenAPI
 // schema WebhookUpdateRequest): a field left nil keeps its value, so the
 // zero request changes nothing. With Go 1.26, new(false) or new("…") make
-// the pointers.
+// the pointers; before it, a variable's address does.
 type WebhookUpdateRequest struct {
 	URL    *string     `json:"url,omitempty"`
 	Events []EventType `json:"events,omitempty"`

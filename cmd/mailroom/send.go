@@ -128,14 +128,22 @@ func sendCommand(ctx context.Context, c *command, args []string, stdout, stderr 
 	if *asJSON {
 		return printJSON(stdout, res)
 	}
-	// The id alone on its own line, so that ID=$(mailroom send …) holds it;
-	// a duplicate says so beside it.
-	if res.Status == client.SendQueued {
-		fmt.Fprintln(stdout, res.MessageID)
-	} else {
-		fmt.Fprintln(stdout, res.MessageID, res.Status)
+	// The id alone on standard output, so that ID=$(mailroom send …) holds
+	// it whatever happened; a duplicate (or a scheduled send) is said on
+	// standard error.
+	fmt.Fprintln(stdout, res.MessageID)
+	if res.Status != client.SendQueued {
+		fmt.Fprintf(stderr, "mailroom send: %s: %s\n", res.Status, sendStatusNote(res.Status))
 	}
 	return nil
+}
+
+// sendStatusNote says what a status other than queued means.
+func sendStatusNote(status client.SendStatus) string {
+	if status == client.SendDuplicate {
+		return "this idempotency key was used before; nothing was sent again, and the id is the first message's"
+	}
+	return "accepted, to be sent at its scheduled time"
 }
 
 // readBody reads a body from path, or standard input for "-".
