@@ -167,6 +167,23 @@ export function pager(nextCursor, onNext, onFirst) {
     nextCursor ? h('button', { type: 'button', class: 'btn btn-secondary', on: { click: () => onNext(nextCursor) } }, 'Older →') : null);
 }
 
+/**
+ * turnPage loads another page of a list in place: region is busy while it
+ * loads, the list's heading (focusSelector) takes the focus after, and a
+ * failure is a toast, leaving the page as it was.
+ */
+export async function turnPage(region, load, focusSelector, signal) {
+  region.setAttribute('aria-busy', 'true');
+  try {
+    await load();
+    document.querySelector(focusSelector)?.focus();
+  } catch (err) {
+    if (!signal.aborted) toast(err.message, 'error');
+  } finally {
+    region.removeAttribute('aria-busy');
+  }
+}
+
 /** dl renders label/value pairs. */
 export function dl(pairs) {
   return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));

@@ -2,7 +2,7 @@
 import { h, replace } from '../dom.js';
 import { api, enc, ApiError } from '../api.js';
 import { session } from '../session.js';
-import { pageHeader, badge, time, table, field, errorBox, button, toast, dialog, confirm, secretOnce, pager } from '../ui.js';
+import { badge, button, confirm, dialog, errorBox, field, pageHeader, pager, secretOnce, table, time, toast, turnPage } from '../ui.js';
 
 /** The scopes, in documented order, with what each lets a key do. */
 const scopes = [
@@ -49,16 +49,8 @@ export default async function render(ctx) {
       pager(list.nextCursor, (n) => page(n), cursor ? () => page(null) : null));
   }
 
-  async function page(c) {
-    region.setAttribute('aria-busy', 'true');
-    try {
-      await load(c);
-      document.getElementById('keys-list-title')?.focus();
-    } catch (err) {
-      if (!ctx.signal.aborted) toast(err.message, 'error');
-    } finally {
-      region.removeAttribute('aria-busy');
-    }
+  function page(c) {
+    return turnPage(region, () => load(c), '#keys-list-title', ctx.signal);
   }
 
   function revokeButton(k) {

@@ -2,7 +2,7 @@
 // up, adding one by hand and taking one off the list.
 import { h, replace } from '../dom.js';
 import { api, enc, ApiError } from '../api.js';
-import { pageHeader, time, table, field, errorBox, button, toast, dialog, confirm, pager } from '../ui.js';
+import { button, confirm, dialog, errorBox, field, pageHeader, pager, table, time, toast, turnPage } from '../ui.js';
 
 /** What each reason means, in a line (docs/api.md "Suppressions"). */
 const reasons = {
@@ -69,16 +69,8 @@ export default async function render(ctx) {
       pager(list.nextCursor, (n) => page(n), cursor ? () => page(null) : null));
   }
 
-  async function page(c) {
-    listRegion.setAttribute('aria-busy', 'true');
-    try {
-      await load(c);
-      document.getElementById('supp-list-title')?.focus();
-    } catch (err) {
-      if (!ctx.signal.aborted) toast(err.message, 'error');
-    } finally {
-      listRegion.removeAttribute('aria-busy');
-    }
+  function page(c) {
+    return turnPage(listRegion, () => load(c), '#supp-list-title', ctx.signal);
   }
 
   function removeButton(s) {

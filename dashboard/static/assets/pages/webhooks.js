@@ -2,7 +2,7 @@
 // the event types are shared with the endpoint's own page (webhook.js).
 import { h, replace, uid } from '../dom.js';
 import { api, ApiError } from '../api.js';
-import { pageHeader, badge, time, table, field, errorBox, button, toast, dialog, secretOnce, pager } from '../ui.js';
+import { badge, button, dialog, errorBox, field, pageHeader, pager, secretOnce, table, time, toast, turnPage } from '../ui.js';
 
 /** The event types an endpoint may subscribe to (docs/api.md "Event types"). */
 export const eventGroups = [
@@ -190,17 +190,8 @@ export default async function render(ctx) {
       pager(list.nextCursor, (n) => page(n), cursor ? () => page(null) : null));
   }
 
-  async function page(c) {
-    region.setAttribute('aria-busy', 'true');
-    try {
-      await load(c);
-      region.querySelector('h2')?.focus();
-    } catch (err) {
-      if (ctx.signal.aborted) return;
-      toast(err.message, 'error');
-    } finally {
-      region.removeAttribute('aria-busy');
-    }
+  function page(c) {
+    return turnPage(region, () => load(c), '.hook-list h2', ctx.signal);
   }
 
   await load(null);
