@@ -23,7 +23,7 @@
 //
 // A 429 (rate_limited) or a 503 (service_unavailable: the service refused
 // before acting) is retried on every route, after the Retry-After the
-// service gives, else after an exponential backoff with full jitter
+// service gives, else after an exponential backoff with jitter
 // (WithRetryBackoff, WithMaxRetries). A network error (a refused or failed
 // connection, a reset, a timeout of one attempt: WithTimeout) is retried
 // when repeating the request is harmless: reads, the sends (under an
@@ -58,7 +58,9 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -97,7 +99,11 @@ type Client struct {
 	now    func() time.Time
 	sleep  func(ctx context.Context, d time.Duration) error
 	jitter func(max time.Duration) time.Duration
+	spread func(max time.Duration) time.Duration
 	newKey func() string
+
+	// baseErr is why baseURL is not usable; every call returns it.
+	baseErr error
 }
 
 // Option sets an option of New.
@@ -128,9 +134,13 @@ func WithMaxRetries(n int) Option {
 }
 
 // WithRetryBackoff sets the backoff between retries: the wait before retry
-// n (from 0) is random between 0 and min(maxWait, base×2ⁿ) ("full jitter").
-// A Retry-After from the service is waited instead, when it is at most
-// maxWait. Defaults: DefaultRetryBase (0.5 s) and DefaultRetryMax (30 s).
+// n (from 0) is random between half of min(maxWait, base×2ⁿ) and all of it
+// ("equal jitter": spread out, yet long enough for the default four
+// retries to ride out a service's restart of a few seconds). A Retry-After
+// from the service is waited instead, plus up to a fifth more so that
+// clients told the same time do not come back together, when it is at
+// most maxWait. Defaults: DefaultRetryBase (0.5 s) and DefaultRetryMax
+// (30 s).
 func WithRetryBackoff(base, maxWait time.Duration) Option {
 	return func(c *Client) {
 		if base > 0 {
@@ -164,13 +174,35 @@ func New(baseURL, key string, opts ...Option) *Client {
 		userAgent:  "mailroom-go/" + Version,
 		now:        time.Now,
 		sleep:      sleepContext,
-		jitter:     fullJitter,
+		jitter:     equalJitter,
+		spread:     uniformUpTo,
 		newKey:     NewIdempotencyKey,
 	}
 	for _, o := range opts {
 		o(c)
 	}
+	c.baseErr = checkBaseURL(c.base)
+	// A redirect is answered to the caller, never followed: following
+	// would turn a POST into a GET (RFC 9110 §15.4) and could carry the
+	// key over plain http.
+	hc := *c.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
 	return c
+}
+
+// checkBaseURL says what is wrong with a base URL, if anything.
+func checkBaseURL(base string) error {
+	u, err := url.Parse(base)
+	switch {
+	case err != nil:
+		return fmt.Errorf("mailroom: the base URL %q does not parse: %w", base, err)
+	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return fmt.Errorf("mailroom: the base URL %q must be https://host[:port][/prefix]", base)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("mailroom: the base URL %q must have no query, fragment or user", base)
+	}
+	return nil
 }
 
 // BaseURL returns the base URL the client calls.

@@ -52,6 +52,7 @@ type call struct {
 	out    any     // the 2xx answer is decoded into it unless nil
 	raw    *[]byte // or kept as it is
 	status *int    // receives the 2xx status when not nil
+	keyed  bool    // the body's items carry idempotency keys (a batch)
 }
 
 // newCall returns a call whose body is v encoded, or an error.
@@ -72,6 +73,9 @@ func newCall(method, path string, v any, mode retryMode) (*call, error) {
 
 // do runs cl, retrying as its mode and the client's options allow.
 func (c *Client) do(ctx context.Context, cl *call) error {
+	if c.baseErr != nil {
+		return c.baseErr
+	}
 	var last error
 	for attempt := 0; ; attempt++ {
 		status, header, body, err := c.attempt(ctx, cl)
@@ -86,9 +90,14 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		} else {
 			e := newError(status, header, body, c.now())
 			err = e
-			if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			switch {
+			case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
 				retry = cl.mode != retryNever
 				wait = e.RetryAfter
+			case status == http.StatusBadGateway || status == http.StatusGatewayTimeout:
+				// A proxy in front that lost the service: safe to repeat
+				// only what may be repeated after a network error.
+				retry = cl.mode == retrySafe
 			}
 		}
 		if ctx.Err() != nil {
@@ -103,12 +112,14 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		}
 		last = err
 		if !retry || attempt >= c.maxRetries {
-			return last
+			return cl.outcome(last)
 		}
 		if wait == 0 {
 			wait = c.jitter(c.backoffCap(attempt))
 		} else if wait > c.retryMax {
 			return last // the caller decides whether to wait that long
+		} else {
+			wait += c.spread(wait / 5)
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
 			return last
@@ -117,6 +128,26 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 			return canceled(ctx, last)
 		}
 	}
+}
+
+// ErrOutcomeUnknown is in the error of a send whose last attempt failed on
+// the network: the service may have accepted it (the answer was lost, or
+// net/http sent it again on a new connection and that one failed). Send it
+// again with the same idempotency key: a message already accepted answers
+// "duplicate" with its id, and nothing is sent twice.
+var ErrOutcomeUnknown = errors.New("the outcome is unknown: the service may have accepted the request")
+
+// outcome marks a network failure of a call under an idempotency key as
+// ErrOutcomeUnknown, naming the key to send again with.
+func (cl *call) outcome(err error) error {
+	var e *Error
+	if !cl.keyed || errors.As(err, &e) {
+		return err
+	}
+	if key := cl.header.Get("Idempotency-Key"); key != "" {
+		return fmt.Errorf("mailroom: %w; send again with the idempotency key %q: %w", ErrOutcomeUnknown, key, err)
+	}
+	return fmt.Errorf("mailroom: %w; send again with the same idempotency keys: %w", ErrOutcomeUnknown, err)
 }
 
 // canceled is the error of a call whose context ended between attempts.
@@ -202,8 +233,16 @@ func (c *Client) backoffCap(n int) time.Duration {
 	return min(d, c.retryMax)
 }
 
-// fullJitter is a random wait from 0 to maxWait.
-func fullJitter(maxWait time.Duration) time.Duration {
+// equalJitter is a random wait from half of maxWait to maxWait.
+func equalJitter(maxWait time.Duration) time.Duration {
+	if maxWait <= 0 {
+		return 0
+	}
+	return maxWait/2 + mrand.N(maxWait/2+1)
+}
+
+// uniformUpTo is a random wait from 0 to maxWait.
+func uniformUpTo(maxWait time.Duration) time.Duration {
 	if maxWait <= 0 {
 		return 0
 	}

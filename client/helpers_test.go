@@ -55,6 +55,7 @@ func testClient(url string, opts ...Option) (*Client, *fakeClock) {
 	clock := &fakeClock{now: time.Now()}
 	c.now, c.sleep = clock.Now, clock.Sleep
 	c.jitter = func(d time.Duration) time.Duration { return d }
+	c.spread = func(time.Duration) time.Duration { return 0 }
 	var mu sync.Mutex
 	n := 0
 	c.newKey = func() string {

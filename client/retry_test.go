@@ -220,8 +220,8 @@ func TestBackoffCapAndJitter(t *testing.T) {
 		t.Errorf("caps %v, want %v", caps, want)
 	}
 	for range 1000 {
-		if d := fullJitter(time.Second); d < 0 || d > time.Second {
-			t.Fatalf("jitter %v out of [0, 1s]", d)
+		if d := equalJitter(time.Second); d < time.Second/2 || d > time.Second {
+			t.Fatalf("jitter %v out of [0.5s, 1s]", d)
 		}
 	}
 }

@@ -176,9 +176,9 @@ func TestEveryMethodsRequest(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	s, srv := newScript(t, answer(200, `{"status":"ok"}`))
-	hc := &http.Client{}
+	hc := &http.Client{Timeout: 7 * time.Second}
 	c := New(srv.URL+"/prefix/", "k", WithHTTPClient(hc), WithUserAgent("cli/1"), WithTimeout(time.Second), WithMaxRetries(1), WithRetryBackoff(time.Second, time.Minute))
-	if c.hc != hc || c.timeout != time.Second || c.maxRetries != 1 || c.retryBase != time.Second || c.retryMax != time.Minute || c.BaseURL() != srv.URL+"/prefix" {
+	if c.hc.Timeout != hc.Timeout || hc.CheckRedirect != nil || c.timeout != time.Second || c.maxRetries != 1 || c.retryBase != time.Second || c.retryMax != time.Minute || c.BaseURL() != srv.URL+"/prefix" {
 		t.Errorf("options not taken: %+v", c)
 	}
 	if _, err := c.Health(context.Background()); err != nil {

@@ -14,7 +14,9 @@ import (
 //
 // Without req.IdempotencyKey, Send sends an Idempotency-Key header with a
 // random key made for this call, the same on every attempt, so that its
-// retries never send twice.
+// retries never send twice. When the last attempt failed on the network,
+// the error wraps ErrOutcomeUnknown and names the key: the message may have
+// been accepted, and sending again with that key is safe.
 func (c *Client) Send(ctx context.Context, req *SendRequest) (*SendResult, error) {
 	if req == nil {
 		return nil, errNilRequest
@@ -26,6 +28,7 @@ func (c *Client) Send(ctx context.Context, req *SendRequest) (*SendResult, error
 	if req.IdempotencyKey == "" {
 		cl.header = http.Header{"Idempotency-Key": {c.newKey()}}
 	}
+	cl.keyed = true
 	out := new(SendResult)
 	cl.out = out
 	return result(out, c.do(ctx, cl))
@@ -52,6 +55,11 @@ func (c *Client) SendBatch(ctx context.Context, messages []SendRequest) (*BatchS
 	if items == nil {
 		items = []SendRequest{} // the service says what is wrong with an empty batch
 	}
+	cl, err := newCall("POST", "/v1/send/batch", &BatchSendRequest{Messages: items}, retrySafe)
+	if err != nil {
+		return nil, err
+	}
 	out := new(BatchSendResult)
-	return result(out, c.send(ctx, "POST", "/v1/send/batch", &BatchSendRequest{Messages: items}, retrySafe, out))
+	cl.out, cl.keyed = out, true
+	return result(out, c.do(ctx, cl))
 }

@@ -57,13 +57,15 @@ var commands = []*command{
 		run:  keysRevoke},
 	{name: "send", synopsis: "--from F --to T --subject S (--text T | --html H | --template NAME [--var K=V]…)",
 		summary: "send a message through the API",
-		about: "Sends one message through the HTTPS API (POST /v1/send) and prints its id, followed by \"duplicate\"\n" +
-			"when --idempotency-key was used before (read -r id status takes both). With --json, prints the API's\n" +
-			"answer. The key comes from --key or MAILROOM_API_KEY. The certificate of --url is checked against the\n" +
-			"system's CAs and --cacert, or else the tls/cert.pem of --data-dir when there (serve --dev's own).\n" +
+		about: "Sends one message through the HTTPS API (POST /v1/send) and prints its id alone on stdout; when\n" +
+			"--idempotency-key was used before, that is the first message's id and stderr says \"duplicate\".\n" +
+			"With --json, prints the API's answer. The key comes from --key or MAILROOM_API_KEY. The certificate\n" +
+			"of --url is checked against the system's CAs and --cacert, or else the tls/cert.pem of --data-dir\n" +
+			"when there (serve --dev's own).\n" +
 			"429, 503 and network errors are retried under one idempotency key, so a message is never sent twice.\n" +
 			"Exit status: 0 sent; 1 refused (\"mailroom send: CODE: message\" on stderr, then each problem) or\n" +
-			"not reached; 2 a mistake in the command line.",
+			"not reached (then the message may have been accepted: send again with the same --idempotency-key);\n" +
+			"2 a mistake in the command line.",
 		run: sendCommand},
 	{name: "messages list", synopsis: "[--status S] [--to A] [--tag K:V]… [--since T] [--limit N | --all]",
 		summary: "list the email log through the API",
