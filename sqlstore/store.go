@@ -60,12 +60,24 @@ type Engine struct {
 	// simply be run again: a deadlock or a serialization failure on
 	// PostgreSQL (SQLSTATE 40P01, 40001); nil on SQLite.
 	IsConflict func(error) bool
+	// IndexedBy forces the index of a table in a FROM clause: " INDEXED BY
+	// name" on SQLite, whose planner without statistics may walk another
+	// index than the one the email log chose (ListMessages); empty on
+	// PostgreSQL, whose planner has per-value statistics.
+	IndexedBy func(index string) string
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
 }
 
 func (e Engine) isConflict(err error) bool { return e.IsConflict != nil && e.IsConflict(err) }
+
+func (e Engine) indexedBy(index string) string {
+	if e.IndexedBy == nil || index == "" {
+		return ""
+	}
+	return e.IndexedBy(index)
+}
 
 // Store is the SQL implementation of mailroom.Store.
 type Store struct {
