@@ -259,7 +259,7 @@ func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*l
 		lp.upper = after.id
 	}
 	if f.Until != nil {
-		if b := logIDBound(micros(*f.Until)-1, 1); lp.upper == "" || b < lp.upper {
+		if b := logIDBound(micros(*f.Until)-1, 1); b != "" && (lp.upper == "" || b < lp.upper) {
 			lp.upper = b
 		}
 	}
@@ -386,7 +386,7 @@ func (q *logQuery) add(cond string, args ...any) {
 // time at (microseconds) plus add milliseconds: a message's id is a ULID of
 // the instant it was created (NewID(PrefixMessage, now) beside CreatedAt =
 // now), so created_at >= t is within id >= logIDBound(t, 0) and
-// created_at <= t within id < logIDBound(t, 1). The exact comparison on
+// created_at <= t within id < logIDBound(t, 1); "" is no bound. The exact comparison on
 // created_at stays in the query; the bound lets the index range serve it.
 func logIDBound(at int64, add int64) string {
 	ms := at/1000 + add
@@ -397,11 +397,11 @@ func logIDBound(at int64, add int64) string {
 	case ms < 0:
 		return mailroom.PrefixMessage
 	case ms > int64(ulid.MaxTime()):
-		return mailroom.PrefixMessage + "~" // above every id
+		return "" // no bound: above every id (after the year 10889)
 	}
 	var id ulid.ULID
 	if err := id.SetTime(uint64(ms)); err != nil {
-		return mailroom.PrefixMessage + "~"
+		return ""
 	}
 	return mailroom.PrefixMessage + strings.ToLower(id.String())
 }
