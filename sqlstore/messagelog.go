@@ -141,7 +141,8 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 //
 // Every indexed filter has an index that leads with the account and the
 // filter's value and then orders by message id, which sorts by creation
-// time: status (messages_by_status), from in any case
+// time: status (messages_by_status), category (messages_by_category,
+// migration 00012), from in any case
 // (messages_by_from_key), template (messages_by_template[_name]), to
 // (recipients_by_address), each tag (message_tags_lookup), and none
 // (messages_by_account). One of them drives the query, walked newest first
@@ -149,7 +150,8 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 // (logIDBound): the page is its first matches. The others are checked per
 // row, the messages' columns in a form no index serves (so that neither
 // planner walks a second index) and the tags and recipient by their
-// primary keys. The driver is the candidate with the fewest entries in
+// primary keys, in scalar subqueries (PostgreSQL turns an EXISTS into a
+// semi-join, which it may run as a hash of every match). The driver is the candidate with the fewest entries in
 // that id range, counted up to logProbeLimit each (a bounded index read),
 // so that a selective filter drives a broad one; a count of 0 answers an
 // empty page at once.
@@ -291,6 +293,9 @@ func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*l
 		// deleted template's messages are still found by it.
 		add(logDriver{index: "messages_by_template_name", cond: "m.template_name = ?", other: "m.template_name || '' = ?", args: []any{f.Template}})
 	}
+	if f.Category != "" {
+		add(logDriver{index: "messages_by_category", cond: "m.category = ?", other: "m.category || '' = ?", args: []any{string(f.Category)}})
+	}
 	if len(lp.candidates) == 0 {
 		add(logDriver{index: "messages_by_account"})
 	}
@@ -345,15 +350,12 @@ func (lp *logPlan) list(driver int, e Engine) (string, []any) {
 		switch {
 		case i == driver || c.cond == "":
 		case c.table == "recipients":
-			q.add("EXISTS (SELECT 1 FROM recipients x WHERE x.message_id = m.id AND lower(x.address) = ?)", c.args...)
+			q.add("(SELECT 1 FROM recipients x WHERE x.message_id = m.id AND lower(x.address) = ? LIMIT 1) IS NOT NULL", c.args...)
 		case c.table == "message_tags":
-			q.add("EXISTS (SELECT 1 FROM message_tags x WHERE x.message_id = m.id AND x.key = ? AND x.value = ?)", c.args...)
+			q.add("(SELECT 1 FROM message_tags x WHERE x.message_id = m.id AND x.key = ? AND x.value = ? LIMIT 1) IS NOT NULL", c.args...)
 		default:
 			q.add(c.other, c.args...)
 		}
-	}
-	if f.Category != "" {
-		q.add("m.category = ?", string(f.Category))
 	}
 	// The exact times (the id bounds are to the millisecond), in a form
 	// that no index on created_at serves.
