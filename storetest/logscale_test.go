@@ -216,4 +216,25 @@ func runLogScale(t *testing.T, eng string, n int) {
 		fmt.Fprintf(&report, "| %-32s | %8.1f | %8.1f | %3d runs, %2d listed\n", c.name, p(0.5), p(0.99), len(times), got)
 	}
 	t.Log(report.String())
+
+	// The plans of a few, by each candidate driver (ListMessages runs the
+	// one its counts choose).
+	explain := "EXPLAIN QUERY PLAN "
+	if eng == "postgres" {
+		explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+	}
+	for _, c := range cases {
+		switch c.name {
+		case "tag kind (10%)", "until 0.1% (oldest)", "to=ops+status=failed", "tags kind+campaign (0.1%)":
+		default:
+			continue
+		}
+		probes, lists, err := s.LogQueries(acct.ID, c.f, mailroom.Page{Cursor: c.cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range append(probes, lists...) {
+			t.Logf("%s, %s, by %s:\n%s\n%s", eng, c.name, q.Index, q.SQL, plan(t, db, explain+q.SQL, q.Args...))
+		}
+	}
 }
