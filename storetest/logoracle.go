@@ -61,6 +61,18 @@ func testMessageLogFilters(t *testing.T, s mailroom.Store) {
 		}
 	}
 	slices.Reverse(all) // newest first
+	// The log bounds since/until by id: an id that is not of its
+	// message's creation time is refused, not stored out of reach.
+	skewed := NewMessage(acct, t0.Add(time.Hour), "a@x.example")
+	skewed.CreatedAt = t0
+	if _, err := s.AcceptMessage(ctx, skewed); err == nil {
+		t.Fatal("accepted a message whose id is an hour after its creation time")
+	}
+	skewed.CreatedAt = t0.Add(time.Hour + 999*time.Microsecond) // the same millisecond
+	if _, err := s.AcceptMessage(ctx, skewed); err != nil {
+		t.Fatal(err)
+	}
+	all = append([]*mailroom.Message{skewed}, all...)
 	since, until := t0.Add(10*time.Millisecond+100*time.Microsecond), t0.Add(30*time.Millisecond+200*time.Microsecond)
 	singles := []mailroom.MessageFilter{
 		{Status: mailroom.MessageScheduled},
