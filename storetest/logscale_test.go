@@ -37,8 +37,11 @@ const EnvScale = "MAILROOM_SCALE"
 // failed, 1% deferred. Attributes are drawn independently from a seeded
 // generator, so that they are not correlated and runs store the same.
 //
-// MAILROOM_SCALE_ANALYZE=1 runs ANALYZE after the fill (PostgreSQL with
-// autovacuum would have fresh statistics; the test server here has it off).
+// ANALYZE runs after the fill, as autovacuum would have on PostgreSQL (the
+// test server here has it off) and as the planner of SQLite never needs
+// (ListMessages forces its index there); MAILROOM_SCALE_ANALYZE=0 skips
+// it, to see PostgreSQL planning on the statistics of the empty tables
+// that ANALYZE after the migrations left.
 func TestLogScale(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(EnvScale))
 	if n <= 0 {
@@ -123,7 +126,7 @@ func runLogScale(t *testing.T, eng string, n int) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: statuses set in %v", eng, time.Since(start).Round(time.Second))
-	if os.Getenv("MAILROOM_SCALE_ANALYZE") == "1" {
+	if os.Getenv("MAILROOM_SCALE_ANALYZE") != "0" {
 		if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
 			t.Fatal(err)
 		}
