@@ -163,6 +163,11 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 	}
 	var out []*mailroom.Message
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		if s.engine.CustomPlans != "" {
+			if _, err := tx.ExecContext(ctx, s.engine.CustomPlans); err != nil {
+				return s.wrap(err, "list messages")
+			}
+		}
 		driver := 0
 		if len(lp.candidates) > 1 {
 			best, bestLast := -1, ""

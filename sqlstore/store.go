@@ -65,6 +65,13 @@ type Engine struct {
 	// index than the one the email log chose (ListMessages); empty on
 	// PostgreSQL, whose planner has per-value statistics.
 	IndexedBy func(index string) string
+	// CustomPlans, run first in the email log's read, makes the engine
+	// plan each of its statements for their values: "SET LOCAL
+	// plan_cache_mode = force_custom_plan" on PostgreSQL, whose generic
+	// plan of a cached statement assumes an average value (a status of 20%
+	// of the messages, when failed is 1%) and may walk another index than
+	// the one the log chose; empty on SQLite (INDEXED BY holds it there).
+	CustomPlans string
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
