@@ -228,7 +228,7 @@ func runLogScale(t *testing.T, eng string, n int) {
 	}
 	for _, c := range cases {
 		switch c.name {
-		case "tag kind (10%)", "until 0.1% (oldest)", "to=ops+status=failed", "tags kind+campaign (0.1%)":
+		case "tag kind (10%)", "until 0.1% (oldest)", "to=ops+status=failed", "tags kind+campaign (0.1%)", "to=ops, cursor at 50%":
 		default:
 			continue
 		}
