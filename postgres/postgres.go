@@ -69,19 +69,31 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	applied, err := p.Up(ctx)
+	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
+	}
+	if len(applied) > 0 {
+		// Fresh statistics for the planner: a migration adds indexes and
+		// may rewrite tables, and a server with autovacuum off (or not
+		// yet run) would otherwise plan the log's queries on none, or on
+		// those of empty tables (issue 17). ANALYZE samples a bounded
+		// number of rows per table, so it takes seconds at most.
+		if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+			return fmt.Errorf("analyze after migrations: %w", err)
+		}
 	}
 	return nil
 }
 
 var engine = sqlstore.Engine{
-	Name:       "postgres",
-	SkipLocked: " FOR UPDATE SKIP LOCKED",
-	LockRows:   " FOR UPDATE",
-	Committers: 4,
-	IdleConns:  20,
-	Snapshot:   &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	Name:        "postgres",
+	SkipLocked:  " FOR UPDATE SKIP LOCKED",
+	CustomPlans: "SET LOCAL plan_cache_mode = force_custom_plan",
+	LockRows:    " FOR UPDATE",
+	Committers:  4,
+	IdleConns:   20,
+	Snapshot:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// clock_timestamp(), not now(): now() is the start of the transaction.
 	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {

@@ -115,6 +115,7 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 var engine = sqlstore.Engine{
 	Name:       "sqlite",
 	Committers: 1,
+	IndexedBy:  func(index string) string { return " INDEXED BY " + index },
 	// The driver looks each numbered parameter's name up in a list, once
 	// per parameter: binding n of them costs n², a third of the CPU of a
 	// batch's accept before this.

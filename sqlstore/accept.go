@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/mailroom/mailroom"
 )
@@ -82,6 +85,12 @@ func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
 		events: make([][]*mailroom.Event, len(ms))}
 	for i, m := range ms {
+		// The email log turns since/until into bounds on the id
+		// (logIDBound): a message whose id is not of its creation's
+		// millisecond would fall outside them.
+		if b := logIDBound(micros(m.CreatedAt), 0); len(b) < len(mailroom.PrefixMessage)+10 || !strings.HasPrefix(m.ID, b[:len(mailroom.PrefixMessage)+10]) {
+			return nil, fmt.Errorf("message %s: the id is not of its creation time %s", m.ID, m.CreatedAt.Format(time.RFC3339Nano))
+		}
 		firstEvent := mailroom.EventEmailQueued
 		if m.ScheduledAt != nil {
 			firstEvent = mailroom.EventEmailScheduled

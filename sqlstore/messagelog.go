@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/mailroom/mailroom"
 )
@@ -134,72 +137,293 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 }
 
 // ListMessages lists an account's messages newest first, filtered, without
-// their content (as Message). Each
-// filter is served by an index that leads with the account: status and
-// from (whatever its case) by their own, to through recipients_by_address,
-// each tag through
-// message_tags_lookup; ids sort by creation time, so paging and since/until
-// ride the primary order.
+// their content (as Message), doing work in proportion to the page, not to
+// the matches (issue 17).
+//
+// Every indexed filter has an index that leads with the account and the
+// filter's value and then orders by message id, which sorts by creation
+// time: status (messages_by_status), category (messages_by_category,
+// migration 00012), from in any case
+// (messages_by_from_key), template (messages_by_template[_name]), to
+// (recipients_by_address), each tag (message_tags_lookup), and none
+// (messages_by_account). One of them drives the query, walked newest first
+// from the cursor and bounded by since/until turned into id bounds
+// (logIDBound): the page is its first matches. The others are checked per
+// row, the messages' columns in a form no index serves (so that neither
+// planner walks a second index) and the tags and recipient by their
+// primary keys, in scalar subqueries (PostgreSQL turns an EXISTS into a
+// semi-join, which it may run as a hash of every match). The driver is the candidate with the fewest entries in
+// that id range, counted up to logProbeLimit each (a bounded index read),
+// so that a selective filter drives a broad one; a count of 0 answers an
+// empty page at once.
 func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.MessageFilter, p mailroom.Page) ([]*mailroom.Message, string, error) {
-	after, err := parseCursor(p.Cursor)
+	lp, err := newLogPlan(accountID, f, p)
 	if err != nil {
 		return nil, "", err
 	}
-	limit := pageLimit(p)
-	where := []string{"account_id = $1"}
-	args := []any{accountID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(args))))
+	var out []*mailroom.Message
+	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
+		if s.engine.CustomPlans != "" {
+			if _, err := tx.ExecContext(ctx, s.engine.CustomPlans); err != nil {
+				return s.wrap(err, "list messages")
+			}
+		}
+		driver := 0
+		if len(lp.candidates) > 1 {
+			best, bestLast := -1, ""
+			for i := range lp.candidates {
+				var n int
+				var last sql.NullString
+				q, args := lp.probe(i, s.engine)
+				if err := tx.QueryRowContext(ctx, q, args...).Scan(&n, &last); err != nil {
+					return s.wrap(err, "count log filter")
+				}
+				if n == 0 {
+					return nil // one filter matches nothing in the range
+				}
+				// The fewest entries; among candidates with at least
+				// logProbeLimit, the sparsest: the one whose last counted
+				// entry is oldest.
+				if best < 0 || n < best || n == logProbeLimit && best == logProbeLimit && last.String < bestLast {
+					driver, best, bestLast = i, n, last.String
+				}
+			}
+		}
+		q, args := lp.list(driver, s.engine)
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return s.wrap(err, "list messages")
+		}
+		if out, err = collect(rows, scanLogMessage); err != nil {
+			return s.wrap(err, "list messages")
+		}
+		return s.attachRecipients(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, "", err
 	}
+	out, next := trimPage(out, lp.limit, func(x *mailroom.Message) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
+	return out, next, nil
+}
+
+// LogQuery is one statement ListMessages may run, for the tests that hold
+// its query plans (storetest's TestQueriesUseTheirIndexes).
+type LogQuery struct {
+	// Index is the index that must serve the statement.
+	Index string
+	SQL   string
+	Args  []any
+}
+
+// LogQueries returns the statements ListMessages may run for f and p: the
+// count of each candidate driver (none when there is one candidate) and
+// the list driven by each.
+func (s *Store) LogQueries(accountID string, f mailroom.MessageFilter, p mailroom.Page) (probes, lists []LogQuery, err error) {
+	lp, err := newLogPlan(accountID, f, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, c := range lp.candidates {
+		if len(lp.candidates) > 1 {
+			q, args := lp.probe(i, s.engine)
+			probes = append(probes, LogQuery{c.index, q, args})
+		}
+		q, args := lp.list(i, s.engine)
+		lists = append(lists, LogQuery{c.index, q, args})
+	}
+	return probes, lists, nil
+}
+
+// logProbeLimit bounds the entries a candidate driver's count reads.
+const logProbeLimit = 1000
+
+// A logDriver is an indexed filter of the log, served by index: on table
+// (recipients, message_tags, aliased d, keyed by message_id) or, when
+// table is "", on messages (aliased m) by cond, as its index has it (other
+// is the form no index serves); no cond is the account's whole log.
+type logDriver struct {
+	index, table, cond, other string
+	args                      []any
+}
+
+// logPlan is a log query's filters made into candidate drivers and an id
+// range.
+type logPlan struct {
+	accountID    string
+	f            mailroom.MessageFilter
+	limit        int
+	upper, lower string
+	candidates   []logDriver
+}
+
+func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*logPlan, error) {
+	after, err := parseCursor(p.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	lp := &logPlan{accountID: accountID, f: f, limit: pageLimit(p)}
+	// The id range: below the cursor, and within since/until.
 	if after.id != "" {
-		add("id < ?", after.id)
-	}
-	if f.Status != "" {
-		add("status = ?", string(f.Status))
-	}
-	if f.From != "" {
-		// As for to below: lower() is the AddressKey, served by
-		// messages_by_from_key (migration 00007).
-		add("lower(from_address) = ?", mailroom.AddressKey(f.From))
-	}
-	if f.Category != "" {
-		add("category = ?", string(f.Category))
-	}
-	switch {
-	case strings.HasPrefix(f.Template, mailroom.PrefixTemplate):
-		add("template_id = ?", f.Template)
-	case f.Template != "":
-		// The name the template had when the message was sent: a
-		// deleted template's messages are still found by it.
-		add("template_name = ?", f.Template)
-	}
-	if f.Since != nil {
-		add("created_at >= ?", micros(*f.Since))
+		lp.upper = after.id
 	}
 	if f.Until != nil {
-		add("created_at < ?", micros(*f.Until))
+		if b := logIDBound(micros(*f.Until)-1, 1); b != "" && (lp.upper == "" || b < lp.upper) {
+			lp.upper = b
+		}
 	}
+	if f.Since != nil {
+		lp.lower = logIDBound(micros(*f.Since), 0)
+	}
+	add := func(d logDriver) { lp.candidates = append(lp.candidates, d) }
 	if f.To != "" {
 		// Addresses are ASCII (validation refuses non-ASCII local parts and
 		// turns domains into A-labels), so lower() is the AddressKey.
-		args = append(args, mailroom.AddressKey(f.To))
-		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM recipients WHERE account_id = $1 AND lower(address) = $%d)", len(args)))
+		add(logDriver{index: "recipients_by_address", table: "recipients", cond: "lower(d.address) = ?", args: []any{mailroom.AddressKey(f.To)}})
 	}
 	for _, t := range f.Tags {
-		// One lookup per tag, all required: a message holds one value
-		// per key, so each pair narrows the set.
-		args = append(args, t.Key, t.Value)
-		where = append(where, fmt.Sprintf("id IN (SELECT message_id FROM message_tags WHERE account_id = $1 AND key = $%d AND value = $%d)", len(args)-1, len(args)))
+		add(logDriver{index: "message_tags_lookup", table: "message_tags", cond: "d.key = ? AND d.value = ?", args: []any{t.Key, t.Value}})
 	}
-	args = append(args, limit+1)
-	out, err := s.listWithRecipients(ctx, `SELECT `+logColumns+` FROM messages WHERE `+
-		strings.Join(where, " AND ")+fmt.Sprintf(` ORDER BY id DESC LIMIT $%d`, len(args)), args...)
-	if err != nil {
-		return nil, "", err
+	if f.Status != "" {
+		add(logDriver{index: "messages_by_status", cond: "m.status = ?", other: "m.status || '' = ?", args: []any{string(f.Status)}})
 	}
-	out, next := trimPage(out, limit, func(x *mailroom.Message) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
-	return out, next, nil
+	if f.From != "" {
+		// As for to above: lower() is the AddressKey, served by
+		// messages_by_from_key (migration 00007).
+		add(logDriver{index: "messages_by_from_key", cond: "lower(m.from_address) = ?", other: "lower(m.from_address) || '' = ?", args: []any{mailroom.AddressKey(f.From)}})
+	}
+	switch {
+	case strings.HasPrefix(f.Template, mailroom.PrefixTemplate):
+		add(logDriver{index: "messages_by_template", cond: "m.template_id = ?", other: "m.template_id || '' = ?", args: []any{f.Template}})
+	case f.Template != "":
+		// The name the template had when the message was sent: a
+		// deleted template's messages are still found by it.
+		add(logDriver{index: "messages_by_template_name", cond: "m.template_name = ?", other: "m.template_name || '' = ?", args: []any{f.Template}})
+	}
+	if f.Category != "" {
+		add(logDriver{index: "messages_by_category", cond: "m.category = ?", other: "m.category || '' = ?", args: []any{string(f.Category)}})
+	}
+	if len(lp.candidates) == 0 {
+		add(logDriver{index: "messages_by_account"})
+	}
+	return lp, nil
+}
+
+// probe counts candidate i's entries in the id range, newest first, up to
+// logProbeLimit, and returns the last one counted.
+func (lp *logPlan) probe(i int, e Engine) (string, []any) {
+	c := lp.candidates[i]
+	q := logQuery{args: []any{lp.accountID}}
+	table, key := "messages m"+e.indexedBy(c.index), "m.id"
+	if c.table != "" {
+		table, key = c.table+" d"+e.indexedBy(c.index), "d.message_id"
+		q.add("d.account_id = $1 AND "+c.cond, c.args...)
+	} else {
+		q.add("m.account_id = $1 AND "+c.cond, c.args...)
+	}
+	lp.idRange(&q, key)
+	return `SELECT count(*), min(k) FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
+		fmt.Sprintf(` ORDER BY %s DESC LIMIT %d) p`, key, logProbeLimit), q.args
+}
+
+func (lp *logPlan) idRange(q *logQuery, key string) {
+	if lp.upper != "" {
+		q.add(key+" < ?", lp.upper)
+	}
+	if lp.lower != "" {
+		q.add(key+" >= ?", lp.lower)
+	}
+}
+
+// list is the page's query driven by candidate driver.
+func (lp *logPlan) list(driver int, e Engine) (string, []any) {
+	f := lp.f
+	q := logQuery{args: []any{lp.accountID}}
+	d := lp.candidates[driver]
+	from, key := "messages m"+e.indexedBy(d.index), "m.id"
+	switch {
+	case d.table != "":
+		// CROSS JOIN keeps SQLite's join order: the driver outside.
+		from, key = d.table+" d"+e.indexedBy(d.index)+" CROSS JOIN messages m", "d.message_id"
+		q.add("d.account_id = $1 AND "+d.cond, d.args...)
+		q.add("m.id = d.message_id AND m.account_id = $1")
+	case d.cond != "":
+		q.add("m.account_id = $1 AND "+d.cond, d.args...)
+	default:
+		q.add("m.account_id = $1")
+	}
+	lp.idRange(&q, key)
+	if key != "m.id" {
+		// The same range on messages: PostgreSQL does not carry a range
+		// across m.id = d.message_id, and in a merge join walked messages
+		// from the newest down to the cursor (338 ms at a million, half
+		// way down).
+		lp.idRange(&q, "m.id")
+	}
+	for i, c := range lp.candidates {
+		switch {
+		case i == driver || c.cond == "":
+		case c.table == "recipients":
+			q.add("(SELECT 1 FROM recipients x WHERE x.message_id = m.id AND lower(x.address) = ? LIMIT 1) IS NOT NULL", c.args...)
+		case c.table == "message_tags":
+			q.add("(SELECT 1 FROM message_tags x WHERE x.message_id = m.id AND x.key = ? AND x.value = ? LIMIT 1) IS NOT NULL", c.args...)
+		default:
+			q.add(c.other, c.args...)
+		}
+	}
+	// The exact times (the id bounds are to the millisecond), in a form
+	// that no index on created_at serves.
+	if f.Since != nil {
+		q.add("m.created_at + 0 >= ?", micros(*f.Since))
+	}
+	if f.Until != nil {
+		q.add("m.created_at + 0 < ?", micros(*f.Until))
+	}
+	q.args = append(q.args, lp.limit+1)
+	return `SELECT ` + logColumnsOf("m") + ` FROM ` + from + ` WHERE ` + strings.Join(q.where, " AND ") +
+		fmt.Sprintf(` ORDER BY %s DESC LIMIT $%d`, key, len(q.args)), q.args
+}
+
+// logQuery gathers a WHERE clause whose ? become numbered parameters.
+type logQuery struct {
+	where []string
+	args  []any
+}
+
+func (q *logQuery) add(cond string, args ...any) {
+	for _, a := range args {
+		q.args = append(q.args, a)
+		cond = strings.Replace(cond, "?", fmt.Sprintf("$%d", len(q.args)), 1)
+	}
+	q.where = append(q.where, cond)
+}
+
+// logIDBound is the least message id of the millisecond holding the
+// time at (microseconds) plus add milliseconds: a message's id is a ULID of
+// the instant it was created (NewID(PrefixMessage, now) beside CreatedAt =
+// now), so created_at >= t is within id >= logIDBound(t, 0) and
+// created_at <= t within id < logIDBound(t, 1); "" is no bound. The exact comparison on
+// created_at stays in the query; the bound lets the index range serve it.
+func logIDBound(at int64, add int64) string {
+	ms := at/1000 + add
+	if at%1000 < 0 {
+		ms-- // floor, for times before 1970
+	}
+	switch {
+	case ms < 0:
+		return mailroom.PrefixMessage
+	case ms > int64(ulid.MaxTime()):
+		return "" // no bound: above every id (after the year 10889)
+	}
+	var id ulid.ULID
+	if err := id.SetTime(uint64(ms)); err != nil {
+		return ""
+	}
+	return mailroom.PrefixMessage + strings.ToLower(id.String())
+}
+
+// logColumnsOf is logColumns of the table aliased alias.
+func logColumnsOf(alias string) string {
+	return alias + "." + strings.ReplaceAll(logColumns, ", ", ", "+alias+".")
 }
 
 // listWithRecipients reads the messages a query of logColumns lists and
@@ -230,18 +454,58 @@ func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom
 		byID[m.ID] = m
 		args[i] = m.ID
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-		next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (`+placeholders(1, len(ms))+`)
-		ORDER BY message_id, position`, args...)
-	if err != nil {
-		return s.wrap(err, "list recipients")
-	}
-	rs, err := collect(rows, scanRecipient)
-	if err != nil {
-		return s.wrap(err, "list recipients")
+	// In the primary key's order, with a LIMIT no page can reach (a
+	// message has at most MaxRecipients), and sorted by position here:
+	// PostgreSQL, planning on the statistics of empty tables (autovacuum
+	// off), guessed 0.5% of the table for each id and read all of it to
+	// sort a page's recipients by position, 100 ms at a million messages
+	// (issue 17); the LIMIT makes it walk the index, whatever it guesses.
+	// (A message stored with more, by an SMTP listener configured for
+	// more, makes the limit reached: the query runs again without it.)
+	limit := len(ms) * mailroom.MaxRecipients
+	positions := map[*mailroom.Recipient]int{}
+	var rs []*mailroom.Recipient
+	for {
+		query := `SELECT position, message_id, address, kind, status, attempts, last_attempt_at,
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
+			ORDER BY message_id, address`
+		if limit > 0 {
+			query += fmt.Sprintf(" LIMIT %d", limit)
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return s.wrap(err, "list recipients")
+		}
+		rs, err = collect(rows, func(row scanner) (*mailroom.Recipient, error) {
+			var pos int
+			r, err := scanRecipient(prefixScanner{row, &pos})
+			positions[r] = pos
+			return r, err
+		})
+		if err != nil {
+			return s.wrap(err, "list recipients")
+		}
+		if limit == 0 || len(rs) < limit {
+			break
+		}
+		limit = 0
 	}
 	for _, r := range rs {
 		byID[r.MessageID].Recipients = append(byID[r.MessageID].Recipients, r)
 	}
+	for _, m := range ms {
+		slices.SortFunc(m.Recipients, func(a, b *mailroom.Recipient) int { return positions[a] - positions[b] })
+	}
 	return nil
+}
+
+// prefixScanner scans a row's first column into first and the rest as
+// the scanner it wraps would.
+type prefixScanner struct {
+	row   scanner
+	first any
+}
+
+func (p prefixScanner) Scan(dest ...any) error {
+	return p.row.Scan(append([]any{p.first}, dest...)...)
 }

@@ -60,12 +60,31 @@ type Engine struct {
 	// simply be run again: a deadlock or a serialization failure on
 	// PostgreSQL (SQLSTATE 40P01, 40001); nil on SQLite.
 	IsConflict func(error) bool
+	// IndexedBy forces the index of a table in a FROM clause: " INDEXED BY
+	// name" on SQLite, whose planner without statistics may walk another
+	// index than the one the email log chose (ListMessages); empty on
+	// PostgreSQL, whose planner has per-value statistics.
+	IndexedBy func(index string) string
+	// CustomPlans, run first in the email log's read, makes the engine
+	// plan each of its statements for their values: "SET LOCAL
+	// plan_cache_mode = force_custom_plan" on PostgreSQL, whose generic
+	// plan of a cached statement assumes an average value (a status of 20%
+	// of the messages, when failed is 1%) and may walk another index than
+	// the one the log chose; empty on SQLite (INDEXED BY holds it there).
+	CustomPlans string
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
 }
 
 func (e Engine) isConflict(err error) bool { return e.IsConflict != nil && e.IsConflict(err) }
+
+func (e Engine) indexedBy(index string) string {
+	if e.IndexedBy == nil || index == "" {
+		return ""
+	}
+	return e.IndexedBy(index)
+}
 
 // Store is the SQL implementation of mailroom.Store.
 type Store struct {

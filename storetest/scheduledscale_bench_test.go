@@ -66,7 +66,7 @@ func BenchmarkClaimAmongScheduled(b *testing.B) {
 
 // openWithSQL opens a fresh store of engine eng and a plain connection to
 // its database, for filling it faster than the API would.
-func openWithSQL(b *testing.B, eng string) (*sqlstore.Store, *sql.DB) {
+func openWithSQL(b testing.TB, eng string) (*sqlstore.Store, *sql.DB) {
 	ctx := context.Background()
 	var s *sqlstore.Store
 	var db *sql.DB
