@@ -6,8 +6,10 @@
 // such messages, and it reports accepted messages per second, batches per
 // second and batch latency percentiles instead. With -webhooks a local
 // receiver subscribed to email.queued reports events delivered per second
-// and the lag from each event to its arrival. scripts/bench starts a
-// server and an SMTP sink and runs it.
+// and the lag from each event to its arrival. With -serve-bare it loads
+// nothing and is instead the bare HTTPS JSON handler that scripts/bench
+// compares Mailroom's accepts with. scripts/bench starts a server and an
+// SMTP sink and runs it.
 package main
 
 import (
@@ -49,7 +51,12 @@ func main() {
 	smtpAddr := flag.String("smtp", "", "submit over SMTP submission at `HOST:PORT` (STARTTLS, AUTH PLAIN with -key) instead of the HTTPS API, -c connections, one message after another on each")
 	rate := flag.Float64("rate", 0, "send at most this many requests a second in all (0: as fast as the clients go), to measure latency and webhook lag below saturation")
 	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
+	bare := flag.String("serve-bare", "", "load nothing: serve a bare POST /v1/send at `HOST:PORT` (no storage, a self-signed certificate in ./mailroom-data/tls) until killed, the reference of scripts/bench's accept ratio")
 	flag.Parse()
+	if *bare != "" {
+		serveBare(*bare)
+		return
+	}
 	if *n < 0 || *concurrency < 1 || *batch < 0 {
 		fail("-n must be at least 0, -c at least 1, -batch at least 0")
 	}
