@@ -33,7 +33,11 @@ type Error struct {
 	// RequestID is the answer's X-Request-Id: quote it when reporting a
 	// problem.
 	RequestID string
-	// RetryAfter is the answer's Retry-After (429 and 503), 0 when absent.
+	// RetryAfter is the answer's Retry-After (429 and 503), 0 when absent:
+	// the service's wait as it sent it, not cut short (a number too large
+	// for a Duration is the longest one, about 292 years). A wait longer
+	// than the backoff's cap, or past the context's deadline, is not
+	// begun: the call returns this error at once, for the caller to decide.
 	RetryAfter time.Duration
 }
 
