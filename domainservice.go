@@ -23,6 +23,10 @@ type Domains struct {
 	// answers it as it stands: it has no public records to find, and a
 	// check would turn it from verified to temporary_failure.
 	Sandbox string
+
+	// statuses are the sending-domain check's recent answers
+	// (SendingDomainCacheTTL).
+	statuses domainStatusCache
 }
 
 // Add creates a pending domain with its own DKIM key and the records to
@@ -118,7 +122,9 @@ func (s *Domains) check(ctx context.Context, d *Domain) error {
 			return err
 		}
 	}
-	return s.Store.SaveDomainCheck(ctx, d, event)
+	err = s.Store.SaveDomainCheck(ctx, d, event)
+	s.statuses.forget(d.AccountID, d.Name)
+	return err
 }
 
 // domainEventData is the "data" of a domain.* event: the domain's status
@@ -197,17 +203,41 @@ func (s *Domains) RunRechecks(ctx context.Context, interval time.Duration) {
 
 // CheckSendingDomain returns ECodeDomainNotVerified unless the account may
 // send from name now (verified, or in the grace period of a temporary
-// failure). It reads one indexed row and does no DNS, so it can sit on the
-// send path.
+// failure). It reads one indexed row, or reuses the answer read within
+// SendingDomainCacheTTL, and does no DNS, so it can sit on the send path.
 func (s *Domains) CheckSendingDomain(ctx context.Context, accountID, name string) error {
-	status, err := s.Store.DomainStatus(ctx, accountID, name)
+	now := s.now()
+	cached, ok := s.statuses.get(accountID, name, now)
+	if !ok {
+		status, err := s.Store.DomainStatus(ctx, accountID, name)
+		switch {
+		case err == nil:
+			cached = cachedDomainStatus{status: status, found: true}
+		case !IsCode(err, ECodeNotFound):
+			return err
+		}
+		s.statuses.put(accountID, name, cached, now)
+	}
 	switch {
-	case IsCode(err, ECodeNotFound):
+	case !cached.found:
 		return Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
-	case err != nil:
-		return err
-	case !status.CanSend():
-		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, status)
+	case !cached.status.CanSend():
+		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, cached.status)
 	}
 	return nil
+}
+
+// Delete removes an account's domain; sends from it are refused from the
+// next one on this node (other nodes: within SendingDomainCacheTTL).
+func (s *Domains) Delete(ctx context.Context, accountID, name string) error {
+	err := s.Store.DeleteDomain(ctx, accountID, name)
+	s.statuses.forget(accountID, name)
+	return err
+}
+
+func (s *Domains) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
 }

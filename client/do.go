@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -119,7 +120,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 		} else if wait > c.retryMax {
 			return last // the caller decides whether to wait that long
 		} else {
-			wait += c.spread(wait / 5)
+			// Saturating: a cap of the longest Duration lets through the
+			// longest Retry-After, which a fifth more would overflow.
+			wait += min(c.spread(wait/5), math.MaxInt64-wait)
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
 			return last
@@ -298,18 +301,26 @@ func permanentNetError(err error) bool {
 		errors.As(err, &rhe)
 }
 
+// maxRetryAfterSeconds is the longest Retry-After a time.Duration holds,
+// in whole seconds (about 292 years).
+const maxRetryAfterSeconds = math.MaxInt64 / int64(time.Second)
+
 // parseRetryAfter reads a Retry-After header: whole seconds, or an HTTP
-// date (RFC 9110 §10.2.3). 0 when absent or unreadable.
+// date (RFC 9110 §10.2.3). 0 when absent or unreadable. The wait is the
+// server's, however long: a number past time.Duration's range (even past
+// int64's) is the longest Duration, a wait no retry begins, rather than
+// unreadable, which would be retried at once.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	// On overflow ParseInt answers ErrRange with MaxInt64 (or MinInt64).
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if n <= 0 {
 			return 0
 		}
-		return time.Duration(min(n, int64(24*time.Hour/time.Second))) * time.Second
+		return time.Duration(min(n, maxRetryAfterSeconds)) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

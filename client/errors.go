@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mailroom/mailroom/client/api"
@@ -14,6 +15,10 @@ import (
 
 // Error is an answer of the service that is not a 2xx: its status and the
 // error body (docs/api.md "Errors").
+//
+// The fields hold the server's text as it was received, control
+// characters included: clean them before writing them to a terminal.
+// Error() does: its text has them replaced.
 type Error struct {
 	// Status is the HTTP status, such as 404.
 	Status int
@@ -28,12 +33,19 @@ type Error struct {
 	// RequestID is the answer's X-Request-Id: quote it when reporting a
 	// problem.
 	RequestID string
-	// RetryAfter is the answer's Retry-After (429 and 503), 0 when absent.
+	// RetryAfter is the answer's Retry-After (429 and 503), 0 when absent:
+	// the service's wait as it sent it, not cut short (a number too large
+	// for a Duration is the longest one, about 292 years). A wait longer
+	// than the backoff's cap, or past the context's deadline, is not
+	// begun: the call returns this error at once, for the caller to decide.
 	RetryAfter time.Duration
 }
 
 // Error writes the status, the code, the message and the first few
-// details, with the request id.
+// details, with the request id. Its control characters (every one from
+// the server's text) are spaces: an error ends up in logs and on
+// terminals, where a broken or hostile server's escape sequences or line
+// breaks would otherwise drive the terminal or forge log lines.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mailroom: %d", e.Status)
@@ -61,7 +73,16 @@ func (e *Error) Error() string {
 	if e.RequestID != "" {
 		b.WriteString(" (request " + e.RequestID + ")")
 	}
-	return b.String()
+	return strings.Map(noControl, b.String())
+}
+
+// noControl is strings.Map's function that makes a control character a
+// space.
+func noControl(r rune) rune {
+	if unicode.IsControl(r) {
+		return ' '
+	}
+	return r
 }
 
 // Retryable reports whether the same request may succeed later: a 429 or

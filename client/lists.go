@@ -2,6 +2,9 @@ package client
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"iter"
 	"maps"
 	"net/url"
@@ -24,8 +27,9 @@ import (
 //	}
 //
 // An iterator stops at the first error, which it yields with the zero
-// item, and at a break. All… asks for pages of 100 unless Limit says
-// otherwise.
+// item, and at a break. A cursor answered twice is such an error
+// (ErrRepeatedCursor), so that pages in a circle do not loop forever.
+// All… asks for pages of 100 unless Limit says otherwise.
 
 // allPageSize is the page size of the All… iterators unless the options
 // give one.
@@ -164,14 +168,27 @@ func list[T any](ctx context.Context, c *Client, path string, q url.Values) (*ap
 	return out, nil
 }
 
+// ErrRepeatedCursor is the error an All… iterator yields when the service
+// answers a cursor it answered before (or the one it was asked with):
+// its pages go round in a circle, which would never end, and the list it
+// gave is not to be trusted as complete. The service never does this (each
+// page holds items strictly older than the last); a broken proxy or a
+// server that is not Mailroom might.
+var ErrRepeatedCursor = errors.New("the service answered a cursor it had answered before")
+
 // pages iterates over the items of every page from cursor on; fetch gets
 // the page after a cursor ("" for the first).
 func pages[T any](ctx context.Context, cursor string, fetch func(ctx context.Context, cursor string) (*api.List[T], error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
+		var zero T
+		// Every cursor followed, to stop at the first that comes back
+		// whatever the length of the circle. A digest each keeps the
+		// memory to a few dozen bytes a page, however long a hostile
+		// server makes its cursors.
+		seen := map[[sha256.Size]byte]bool{sha256.Sum256([]byte(cursor)): true}
 		for {
 			page, err := fetch(ctx, cursor)
 			if err != nil {
-				var zero T
 				yield(zero, err)
 				return
 			}
@@ -181,9 +198,15 @@ func pages[T any](ctx context.Context, cursor string, fetch func(ctx context.Con
 				}
 			}
 			next := page.Cursor()
-			if next == "" || next == cursor {
+			if next == "" {
 				return
 			}
+			sum := sha256.Sum256([]byte(next))
+			if seen[sum] {
+				yield(zero, fmt.Errorf("mailroom: %w: %.100q", ErrRepeatedCursor, next))
+				return
+			}
+			seen[sum] = true
 			cursor = next
 		}
 	}

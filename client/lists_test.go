@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -106,16 +107,52 @@ func TestIteratorYieldsTheErrorOnce(t *testing.T) {
 	}
 }
 
-// A page answered with its own cursor again ends the iteration instead of
-// looping.
+// A page answered with its own cursor again ends the iteration with an
+// error instead of looping: the service never does that, so the list
+// would not be complete.
 func TestIteratorStopsOnARepeatedCursor(t *testing.T) {
 	s, srv := newScript(t, answer(200, `{"data":[],"nextCursor":"same"}`))
 	c, _ := testClient(srv.URL)
+	var errs []error
 	for _, err := range c.AllDomains(context.Background(), &ListOptions{Cursor: "same"}) {
-		t.Fatalf("yielded %v", err)
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], ErrRepeatedCursor) {
+		t.Errorf("yielded %v, want ErrRepeatedCursor once", errs)
 	}
 	if n := len(s.Requests()); n != 1 {
 		t.Errorf("%d requests", n)
+	}
+}
+
+// Cursors that go round in a circle (c0, c1, c0 …), from a broken or
+// hostile server, end the iteration with an error when one comes back,
+// before its page is read twice.
+func TestIteratorStopsOnACycleOfCursors(t *testing.T) {
+	s, srv := newScript(t, func(w http.ResponseWriter, r *http.Request) {
+		cur := r.URL.Query().Get("cursor")
+		next := map[string]string{"": "c0", "c0": "c1", "c1": "c0"}[cur]
+		answer(200, `{"data":[{"address":"`+cur+`@x.example","reason":"manual","createdAt":"2026-11-22T10:00:00Z","messageId":null}],"nextCursor":"`+next+`"}`)(w, r)
+	})
+	c, _ := testClient(srv.URL)
+	var got []string
+	for sup, err := range c.AllSuppressions(context.Background(), nil) {
+		if err != nil {
+			if !errors.Is(err, ErrRepeatedCursor) || !strings.Contains(err.Error(), `"c0"`) {
+				t.Errorf("error %v, want ErrRepeatedCursor naming c0", err)
+			}
+			got = append(got, "error")
+			continue
+		}
+		if got = append(got, sup.Address); len(got) > 10 {
+			t.Fatalf("still going after %q", got)
+		}
+	}
+	if strings.Join(got, " ") != "@x.example c0@x.example c1@x.example error" {
+		t.Errorf("yielded %q", got)
+	}
+	if n := len(s.Requests()); n != 3 {
+		t.Errorf("%d requests, want 3", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -372,12 +373,49 @@ func TestReadyIsNotRetried(t *testing.T) {
 
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	longest := time.Duration(math.MaxInt64).Truncate(time.Second)
 	for v, want := range map[string]time.Duration{
 		"": 0, "1": time.Second, " 30 ": 30 * time.Second, "0": 0, "-5": 0, "soon": 0,
 		"Sun, 22 Nov 2026 10:00:09 GMT": 9 * time.Second, "Sun, 22 Nov 2026 09:00:00 GMT": 0,
+		// As sent, not cut to a day; a number past time.Duration's range
+		// is its longest, not "absent".
+		"999999": 999999 * time.Second, "9223372036": 9223372036 * time.Second, "9223372037": longest,
+		"99999999999999999999999": longest, "-99999999999999999999999": 0,
 	} {
 		if got := parseRetryAfter(v, now); got != want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
 		}
+	}
+}
+
+// A Retry-After too large for a time.Duration is a very long wait, so the
+// error comes back at once with it, as for any wait past the backoff's
+// cap, rather than being taken for no Retry-After and retried.
+func TestRetryAfterTooLargeForADuration(t *testing.T) {
+	for _, v := range []string{"999999", "99999999999999999999999"} {
+		s, srv := newScript(t, answer(429, rateLimited, "Retry-After", v), answer(200, queued))
+		c, clock := testClient(srv.URL)
+		_, err := send(t, c)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != 429 || e.RetryAfter < 999999*time.Second {
+			t.Errorf("Retry-After %s: err %#v, want the 429 with the server's wait", v, err)
+		}
+		if n := len(s.Requests()); n != 1 || len(clock.Sleeps()) != 0 {
+			t.Errorf("Retry-After %s: %d requests and waits %v, want 1 and none", v, n, clock.Sleeps())
+		}
+	}
+}
+
+// Even with a cap that takes the longest Retry-After, the spread added to
+// it cannot overflow into a negative wait.
+func TestRetryAfterSpreadDoesNotOverflow(t *testing.T) {
+	_, srv := newScript(t, answer(503, unavailable, "Retry-After", "99999999999999999999999"), answer(200, queued))
+	c, clock := testClient(srv.URL, WithRetryBackoff(time.Second, time.Duration(math.MaxInt64)))
+	c.spread = func(d time.Duration) time.Duration { return d } // the most it adds
+	if _, err := send(t, c); err != nil {
+		t.Fatal(err)
+	}
+	if s := clock.Sleeps(); len(s) != 1 || s[0] < 290*365*24*time.Hour {
+		t.Errorf("waits %v, want the longest", s)
 	}
 }

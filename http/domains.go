@@ -93,7 +93,7 @@ func (s *Server) verifyDomain(w http.ResponseWriter, r *http.Request) {
 
 // deleteDomain: DELETE /v1/domains/{domain}.
 func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request) {
-	if err := s.Store.DeleteDomain(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r)); err != nil {
+	if err := s.Domains.Delete(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r)); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -87,13 +87,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 var engine = sqlstore.Engine{
-	Name:        "postgres",
-	SkipLocked:  " FOR UPDATE SKIP LOCKED",
-	CustomPlans: "SET LOCAL plan_cache_mode = force_custom_plan",
-	LockRows:    " FOR UPDATE",
-	Committers:  4,
-	IdleConns:   20,
-	Snapshot:    &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	Name:         "postgres",
+	SkipLocked:   " FOR UPDATE SKIP LOCKED",
+	CustomPlans:  "SET LOCAL plan_cache_mode = force_custom_plan",
+	LockRows:     " FOR UPDATE",
+	Committers:   4,
+	ArrayInserts: true,
+	IdleConns:    20,
+	Snapshot:     &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// clock_timestamp(), not now(): now() is the start of the transaction.
 	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {

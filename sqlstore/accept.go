@@ -112,34 +112,92 @@ func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 	return b, nil
 }
 
-// acceptAll writes a batch inside tx: the idempotency checks, the
-// messages, their recipients, tags and first events, in that order of
-// statements. A reused idempotency key is an outcome, not an error: it
-// must not abort the transaction the others share.
+// acceptAll writes a batch inside tx: the suppression check, then the
+// messages, their recipients, tags, first events and webhook deliveries,
+// as multi-row statements (writeAcceptRows) or, where the engine takes
+// arrays, as one statement (writeAcceptArrays). A reused idempotency key is
+// an outcome, not an error: it must not abort the transaction the others
+// share.
 func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]mailroom.AcceptOutcome, error) {
 	suppressed, err := s.suppressedAmong(ctx, tx, b.ms)
 	if err != nil {
 		return nil, err
 	}
-	messageRows := make([]any, 0, len(b.ms)*messageInsert.width)
+	b.settle(suppressed)
+	var inserted map[string]bool
+	if s.engine.ArrayInserts {
+		inserted, err = s.writeAcceptArrays(ctx, tx, b)
+	} else {
+		inserted, err = s.writeAcceptRows(ctx, tx, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mailroom.AcceptOutcome, len(b.ms))
 	for i, m := range b.ms {
-		firstState := mailroom.RecipientQueued
+		if inserted[m.ID] {
+			out[i].Result = mailroom.AcceptResult{MessageID: m.ID, Status: m.Status}
+			continue
+		}
+		// The key was used before (by an earlier message of this batch,
+		// perhaps): ON CONFLICT skipped the row, and its recipients, tags
+		// and events with it.
+		out[i].Result, out[i].Err = s.earlierMessage(ctx, tx, m)
+		if out[i].Err != nil && !mailroom.IsCode(out[i].Err, mailroom.ECodeIdempotencyKeyReused) {
+			return nil, out[i].Err
+		}
+	}
+	return out, nil
+}
+
+// settle sets what the suppression list decides: each recipient's first
+// state, each message's status and each first event's type. It is set
+// either way, not only when suppressed: the job may run a second time,
+// after a failed group, against a suppression list changed meanwhile.
+func (b *acceptBatch) settle(suppressed suppressionReasons) {
+	for i, m := range b.ms {
+		firstState, firstEvent := mailroom.RecipientQueued, mailroom.EventEmailQueued
 		if m.ScheduledAt != nil {
-			firstState = mailroom.RecipientScheduled
+			firstState, firstEvent = mailroom.RecipientScheduled, mailroom.EventEmailScheduled
 		}
 		states := make([]mailroom.RecipientStatus, len(m.Recipients))
 		for j, r := range m.Recipients {
 			r.MessageID, r.Status, r.NextAttemptAt = m.ID, firstState, m.ScheduledAt
+			b.events[i][j].Type = firstEvent
 			if suppressed.stops(m.AccountID, r.Address, m.Category) {
 				r.Status, r.NextAttemptAt = mailroom.RecipientSuppressed, nil
+				b.events[i][j].Type = mailroom.EventEmailSuppressed
 			}
 			states[j] = r.Status
 		}
 		m.Status = mailroom.DeriveMessageStatus(states)
-		var key, templateID, templateName, raw any
-		if m.IdempotencyKey != "" {
-			key = m.IdempotencyKey
-		}
+	}
+}
+
+// due is when m's recipients first come due: now, or when scheduled.
+func due(m *mailroom.Message) time.Time {
+	if m.ScheduledAt != nil {
+		return *m.ScheduledAt
+	}
+	return m.CreatedAt
+}
+
+// nullable is v, or nil (NULL) when it is v's zero value.
+func nullable[T comparable](v T) any {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return v
+}
+
+// writeAcceptRows writes a settled batch with multi-row statements: the
+// messages first, then the rows of those inserted. It returns the ids of
+// the messages inserted.
+func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch) (map[string]bool, error) {
+	messageRows := make([]any, 0, len(b.ms)*messageInsert.width)
+	for i, m := range b.ms {
+		var templateID, templateName, raw any
 		if m.Raw != nil {
 			// Signed at accept (SMTP submission): delivery sends these
 			// bytes as they are (MessageForDelivery). Nil stays NULL,
@@ -150,11 +208,11 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 			templateID, templateName = m.Template.ID, m.Template.Name
 		}
 		messageRows = append(messageRows, m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject,
-			string(m.Category), m.Domain, key, m.RequestDigest, b.content[i], b.envelopes[i], micros(m.CreatedAt),
+			string(m.Category), m.Domain, nullable(m.IdempotencyKey), m.RequestDigest, b.content[i], b.envelopes[i], micros(m.CreatedAt),
 			microsOrNil(m.ScheduledAt), templateID, templateName, raw)
 	}
 	inserted := map[string]bool{}
-	err = s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
+	err := s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			return err
@@ -166,34 +224,20 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 		return nil, s.wrap(err, "insert messages")
 	}
 
-	out := make([]mailroom.AcceptOutcome, len(b.ms))
 	var recipientRows, eventRows, tagRows []any
 	var events []*mailroom.Event
 	for i, m := range b.ms {
 		if !inserted[m.ID] {
-			// The key was used before (by an earlier message of this batch,
-			// perhaps): ON CONFLICT skipped the row.
-			out[i].Result, out[i].Err = s.earlierMessage(ctx, tx, m)
-			if out[i].Err != nil && !mailroom.IsCode(out[i].Err, mailroom.ECodeIdempotencyKeyReused) {
-				return nil, out[i].Err
-			}
 			continue
 		}
-		out[i].Result = mailroom.AcceptResult{MessageID: m.ID, Status: m.Status}
-		due, firstEvent := m.CreatedAt, mailroom.EventEmailQueued
-		if m.ScheduledAt != nil {
-			due, firstEvent = *m.ScheduledAt, mailroom.EventEmailScheduled
-		}
+		due := micros(due(m))
 		for j, r := range m.Recipients {
-			// Set either way: the job may run a second time, after a
-			// failed group, against a suppression list changed meanwhile.
-			dueAt, e := any(micros(due)), b.events[i][j]
-			e.Type = firstEvent
+			dueAt, e := any(due), b.events[i][j]
 			if r.Status == mailroom.RecipientSuppressed {
-				dueAt, e.Type = nil, mailroom.EventEmailSuppressed
+				dueAt = nil
 			}
 			recipientRows = append(recipientRows, m.ID, r.Address, m.AccountID, string(r.Kind), j, string(r.Status),
-				micros(due), dueAt, microsOrNil(r.NextAttemptAt))
+				due, dueAt, microsOrNil(r.NextAttemptAt))
 			eventRows = append(eventRows, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt), e.MessageID, e.Recipient)
 			events = append(events, e)
 		}
@@ -213,7 +257,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 	if err := s.fanOutMany(ctx, tx, events); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return inserted, nil
 }
 
 // The multi-row statements of an accept.

@@ -72,6 +72,11 @@ type Engine struct {
 	// of the messages, when failed is 1%) and may walk another index than
 	// the one the log chose; empty on SQLite (INDEXED BY holds it there).
 	CustomPlans string
+	// ArrayInserts writes an accept group in one statement whose rows come
+	// as one array a column (writeAcceptArrays): PostgreSQL, where each
+	// statement is a round trip; SQLite has no arrays, and its statements
+	// are calls within the process.
+	ArrayInserts bool
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool

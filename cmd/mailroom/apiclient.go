@@ -136,28 +136,29 @@ func callFailed(err error, base string) error {
 
 // printFailure writes an API command's failure after its name: the error
 // code and message of an API error, and each of its details on a line of
-// its own.
+// its own. All of it may be the server's text, so all of it is cleaned.
 func printFailure(w io.Writer, name string, err error) {
 	var ae *client.Error
 	if !errors.As(err, &ae) {
-		fmt.Fprintf(w, "%s: %v\n", name, err)
+		// A network or decoding error may quote what the server sent.
+		fmt.Fprintf(w, "%s: %s\n", name, clean(err.Error()))
 		return
 	}
-	code := ae.Code
+	code := clean(ae.Code)
 	if code == "" {
 		code = fmt.Sprintf("HTTP %d", ae.Status) // not the API's body: a proxy's answer
 	}
-	fmt.Fprintf(w, "%s: %s: %s", name, code, ae.Message)
+	fmt.Fprintf(w, "%s: %s: %s", name, code, clean(ae.Message))
 	if ae.RequestID != "" {
-		fmt.Fprintf(w, " (request %s)", ae.RequestID)
+		fmt.Fprintf(w, " (request %s)", clean(ae.RequestID))
 	}
 	fmt.Fprintln(w)
 	for _, d := range ae.Details {
-		field := d.Field
+		field := clean(d.Field)
 		if d.Index != nil && !strings.HasSuffix(field, "]") {
 			field += fmt.Sprintf("[%d]", *d.Index)
 		}
-		fmt.Fprintf(w, "  %s: %s\n", field, d.Message)
+		fmt.Fprintf(w, "  %s: %s\n", field, clean(d.Message))
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/mailroom/mailroom/client"
 	"github.com/mailroom/mailroom/client/api"
@@ -110,7 +109,7 @@ func messagesList(ctx context.Context, c *command, args []string, stdout, stderr
 		return err
 	}
 	if next := page.Cursor(); next != "" {
-		fmt.Fprintf(stderr, "More messages: add --cursor %s for the next page, or --all.\n", next)
+		fmt.Fprintf(stderr, "More messages: add --cursor %s for the next page, or --all.\n", clean(next))
 	}
 	return nil
 }
@@ -302,18 +301,6 @@ func joinStatuses() string {
 
 // utc writes a time as the API does: RFC 3339 in UTC.
 func utc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// clean makes text safe for one cell of a terminal table: control
-// characters (a tab, an escape sequence from a remote server's reply)
-// become spaces.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
 
 // table aligns tab-separated cells in columns, as tabwriter does, without
 // the spaces it leaves at the end of a line whose last cells are empty.

@@ -131,9 +131,9 @@ func sendCommand(ctx context.Context, c *command, args []string, stdout, stderr 
 	// The id alone on standard output, so that ID=$(mailroom send …) holds
 	// it whatever happened; a duplicate (or a scheduled send) is said on
 	// standard error.
-	fmt.Fprintln(stdout, res.MessageID)
+	fmt.Fprintln(stdout, clean(res.MessageID))
 	if res.Status != client.SendQueued {
-		fmt.Fprintf(stderr, "mailroom send: %s: %s\n", res.Status, sendStatusNote(res.Status))
+		fmt.Fprintf(stderr, "mailroom send: %s: %s\n", clean(string(res.Status)), sendStatusNote(res.Status))
 	}
 	return nil
 }
