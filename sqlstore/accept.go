@@ -1,10 +1,12 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,6 +176,24 @@ func (b *acceptBatch) settle(suppressed suppressionReasons) {
 	}
 }
 
+// insertOrder is the order in which to insert b's messages: by account and
+// idempotency key, so that concurrent transactions inserting the same keys
+// (a client retrying a batch while the first try is still being written)
+// take their unique index entries in one order, and wait for one another
+// instead of deadlocking, which PostgreSQL would break only after a second,
+// again and again under load.
+func (b *acceptBatch) insertOrder() []int {
+	order := make([]int, len(b.ms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(b.ms[i].AccountID, b.ms[j].AccountID),
+			strings.Compare(b.ms[i].IdempotencyKey, b.ms[j].IdempotencyKey))
+	})
+	return order
+}
+
 // due is when m's recipients first come due: now, or when scheduled.
 func due(m *mailroom.Message) time.Time {
 	if m.ScheduledAt != nil {
@@ -196,7 +216,8 @@ func nullable[T comparable](v T) any {
 // the messages inserted.
 func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch) (map[string]bool, error) {
 	messageRows := make([]any, 0, len(b.ms)*messageInsert.width)
-	for i, m := range b.ms {
+	for _, i := range b.insertOrder() {
+		m := b.ms[i]
 		var templateID, templateName, raw any
 		if m.Raw != nil {
 			// Signed at accept (SMTP submission): delivery sends these

@@ -19,7 +19,8 @@ import (
 // the ids of the messages inserted.
 func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatch) (map[string]bool, error) {
 	var a acceptArrays
-	for i, m := range b.ms {
+	for _, i := range b.insertOrder() {
+		m := b.ms[i]
 		a.addMessage(m, b.content[i], b.envelopes[i])
 		due := micros(due(m))
 		for j, r := range m.Recipients {
@@ -136,7 +137,8 @@ func (a *acceptArrays) args() []any {
 	}
 }
 
-// acceptArraysStatement is writeAcceptArrays' statement. The data-modifying
+// acceptArraysStatement is writeAcceptArrays' statement. Rows are inserted
+// in the arrays' order (insertOrder's). The data-modifying
 // WITH clauses all run; those after m see its RETURNING, so a message
 // skipped by ON CONFLICT takes nothing else with it, and the foreign keys
 // of recipients and tags, checked at the statement's end, find the new
