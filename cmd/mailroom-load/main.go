@@ -7,7 +7,9 @@
 // second and batch latency percentiles instead. With -webhooks a local
 // receiver subscribed to email.queued reports events delivered per second
 // and the lag from each event to its arrival. scripts/bench starts a
-// server and an SMTP sink and runs it.
+// server and an SMTP sink and runs it. With -scale fill and then -scale
+// log it fills a store with messages of many senders, recipients and tags
+// and times the email log's filters (scale.go; scripts/scale runs it).
 package main
 
 import (
@@ -49,9 +51,17 @@ func main() {
 	smtpAddr := flag.String("smtp", "", "submit over SMTP submission at `HOST:PORT` (STARTTLS, AUTH PLAIN with -key) instead of the HTTPS API, -c connections, one message after another on each")
 	rate := flag.Float64("rate", 0, "send at most this many requests a second in all (0: as fast as the clients go), to measure latency and webhook lag below saturation")
 	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
+	scale := flag.String("scale", "", "the scale benchmark: `fill` adds -n messages of 100 senders, many recipients and tags through POST /v1/send/batch (-batch, 500 if 0) and writes -scale-state; log reads it and times GET /v1/messages's filters")
+	statePath := flag.String("scale-state", "scale-state.json", "the file -scale fill writes and -scale log reads")
 	flag.Parse()
 	if *n < 0 || *concurrency < 1 || *batch < 0 {
 		fail("-n must be at least 0, -c at least 1, -batch at least 0")
+	}
+	if *scale != "" && *scale != "fill" && *scale != "log" {
+		fail("-scale is fill or log, not %q", *scale)
+	}
+	if *scale == "fill" && *batch == 0 {
+		*batch = 500
 	}
 
 	pem, err := os.ReadFile(*cacert)
@@ -85,6 +95,14 @@ func main() {
 	var firstErr sync.Once    // says what the first failure was, on stderr
 	report := func(format string, args ...any) {
 		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "mailroom-load: first failure: "+format+"\n", args...) })
+	}
+	switch *scale {
+	case "fill":
+		scaleFill(client, *url, *key, *from, *n, *concurrency, *batch, *statePath)
+		return
+	case "log":
+		scaleLog(client, *url, *key, *statePath)
+		return
 	}
 	if *smtpAddr != "" {
 		loadSMTP(*smtpAddr, *key, roots, *n, *concurrency, msg)
