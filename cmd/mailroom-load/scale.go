@@ -95,7 +95,7 @@ func scaleItems(b, batch, n int, domain string) []scaleItem {
 }
 
 // scaleFill adds n messages through POST /v1/send/batch from clients
-// clients, printing progress every 100,000 (or tenth of n, if smaller),
+// clients, printing progress every 100,000 (every tenth below a million),
 // and writes what the log run needs to statePath.
 func scaleFill(c *http.Client, url, key, from string, n, clients, batch int, statePath string) {
 	_, domain, ok := strings.Cut(from, "@")
@@ -112,7 +112,10 @@ func scaleFill(c *http.Client, url, key, from string, n, clients, batch int, sta
 			st.User = to
 		}
 	}
-	step := int64(max(1, min(100000, n/10)))
+	step := int64(100000)
+	if n < 1000000 {
+		step = int64(max(1, n/10))
+	}
 	var next, accepted, failed, ops, kind atomic.Int64
 	var firstErr sync.Once
 	report := func(format string, args ...any) {
