@@ -9,7 +9,9 @@
 // and the lag from each event to its arrival. With -serve-bare it loads
 // nothing and is instead the bare HTTPS JSON handler that scripts/bench
 // compares Mailroom's accepts with. scripts/bench starts a server and an
-// SMTP sink and runs it.
+// SMTP sink and runs it. With -scale fill and then -scale log it fills a
+// store with messages of many senders, recipients and tags and times the
+// email log's filters (scale.go; scripts/scale runs it).
 package main
 
 import (
@@ -52,6 +54,8 @@ func main() {
 	rate := flag.Float64("rate", 0, "send at most this many requests a second in all (0: as fast as the clients go), to measure latency and webhook lag below saturation")
 	webhooks := flag.Bool("webhooks", false, "subscribe a local receiver to email.queued and report events delivered per second and the lag from each event to its arrival (the server needs --webhooks-allow-private or --dev)")
 	bare := flag.String("serve-bare", "", "load nothing: serve a bare POST /v1/send at `HOST:PORT` (no storage, a self-signed certificate in ./mailroom-data/tls) until killed, the reference of scripts/bench's accept ratio")
+	scale := flag.String("scale", "", "the scale benchmark: `fill` adds -n messages of 100 senders, many recipients and tags through POST /v1/send/batch (-batch, 500 if 0) and writes -scale-state; log reads it and times GET /v1/messages's filters")
+	statePath := flag.String("scale-state", "scale-state.json", "the file -scale fill writes and -scale log reads")
 	flag.Parse()
 	if *bare != "" {
 		serveBare(*bare)
@@ -59,6 +63,12 @@ func main() {
 	}
 	if *n < 0 || *concurrency < 1 || *batch < 0 {
 		fail("-n must be at least 0, -c at least 1, -batch at least 0")
+	}
+	if *scale != "" && *scale != "fill" && *scale != "log" {
+		fail("-scale is fill or log, not %q", *scale)
+	}
+	if *scale == "fill" && *batch == 0 {
+		*batch = 500
 	}
 
 	pem, err := os.ReadFile(*cacert)
@@ -92,6 +102,14 @@ func main() {
 	var firstErr sync.Once    // says what the first failure was, on stderr
 	report := func(format string, args ...any) {
 		firstErr.Do(func() { fmt.Fprintf(os.Stderr, "mailroom-load: first failure: "+format+"\n", args...) })
+	}
+	switch *scale {
+	case "fill":
+		scaleFill(client, *url, *key, *from, *n, *concurrency, *batch, *statePath)
+		return
+	case "log":
+		scaleLog(client, *url, *key, *statePath)
+		return
 	}
 	if *smtpAddr != "" {
 		loadSMTP(*smtpAddr, *key, roots, *n, *concurrency, msg)
