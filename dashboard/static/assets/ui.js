@@ -2,7 +2,7 @@
 // dialogs, copy buttons and notices. Each builds DOM through h(), so text
 // from the API is never parsed as HTML.
 import { h, uid } from './dom.js';
-import { ago, when } from './format.js';
+import { ago, due, when } from './format.js';
 import { ApiError } from './api.js';
 
 /** pageHeader is the h1 of a page, with optional lead text and actions. */
@@ -33,6 +33,12 @@ export function badge(state) {
 export function time(iso) {
   if (!iso) return h('span', { class: 'muted' }, '—');
   return h('time', { datetime: iso, title: when(iso) }, ago(iso));
+}
+
+/** dueTime is time for something scheduled: "due now" once its time has passed. */
+export function dueTime(iso) {
+  if (!iso) return h('span', { class: 'muted' }, '—');
+  return h('time', { datetime: iso, title: when(iso) }, due(iso));
 }
 
 /**

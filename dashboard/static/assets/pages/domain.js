@@ -3,7 +3,7 @@
 // demand (POST …/verify), and deleting it.
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { badge, button, confirm, copyButton, dl, errorBox, pageHeader, time, toast } from '../ui.js';
+import { badge, button, confirm, copyButton, dl, dueTime, errorBox, pageHeader, time, toast } from '../ui.js';
 import { when } from '../format.js';
 
 const purposes = {
@@ -133,7 +133,7 @@ function statusSummary(d) {
       ['Added', time(d.createdAt)],
       ['Verified', d.verifiedAt ? time(d.verifiedAt) : h('span', { class: 'muted' }, 'Not yet')],
       ['Last checked', d.lastCheckedAt ? time(d.lastCheckedAt) : h('span', { class: 'muted' }, 'Not yet')],
-      ['Next check', d.nextCheckAt ? time(d.nextCheckAt)
+      ['Next check', d.nextCheckAt ? dueTime(d.nextCheckAt)
         : h('span', { class: 'muted' }, d.status === 'failed' ? 'Only when you verify' : 'None scheduled')],
     ]),
   ];

@@ -4,7 +4,7 @@
 // text part and the signed source.
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { badge, copyButton, dl, errorBox, pageHeader, table, time } from '../ui.js';
+import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, time } from '../ui.js';
 import { bytes, when } from '../format.js';
 import { parseMessage } from '../mime.js';
 import { previewDocument, withoutRemote } from '../preview.js';
@@ -75,7 +75,7 @@ function recipients(m) {
       label: 'When',
       cell: (r) => h('span', {},
         r.lastAttemptAt ? time(r.lastAttemptAt) : null,
-        r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next ', time(r.nextAttemptAt)) : null,
+        r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next attempt ', dueTime(r.nextAttemptAt)) : null,
         r.mx ? h('div', { class: 'row-sub' }, `via ${r.mx}`) : null,
         !r.lastAttemptAt && !r.nextAttemptAt && !r.mx ? '—' : null),
     },
