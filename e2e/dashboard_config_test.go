@@ -81,8 +81,8 @@ func TestDashboardDomainsAndTemplates(t *testing.T) {
 	b.cfgShot("domain-sandbox")
 
 	b.at = "verify now"
-	if got := b.cfgFact("Last checked"); got != "Not yet" {
-		b.errorf("before any check, Last checked says %q", got)
+	if got := b.cfgFact("Last checked"); got != "Sandbox domain: not checked in DNS" {
+		b.errorf("the sandbox domain's Last checked says %q", got)
 	}
 	b.cfgClick("#verify-domain")
 	b.waitFor("the check's result", `document.querySelector("#verify-result .alert") !== null && !document.querySelector("#verify-domain").disabled`)

@@ -12,7 +12,8 @@ import (
 	"github.com/mailroom/mailroom/apitest"
 )
 
-// A domain's next check that is overdue is "due now", not "5 seconds ago".
+// A domain's next check that is overdue is "due now", not "5 seconds ago";
+// the --dev sandbox domain, never looked up in DNS, says so.
 func TestDashboardDomainTimes(t *testing.T) {
 	browserOrSkip(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "mailroom-data"), "--dev")
@@ -23,6 +24,13 @@ func TestDashboardDomainTimes(t *testing.T) {
 	b.navigate("/")
 	b.signIn(s.devKey)
 	b.waitLoaded(mainNav)
+
+	b.step("the sandbox domain")
+	b.navigate("/domains/mailroom.test")
+	b.waitLoaded("#records")
+	if got := b.cfgFact("Last checked"); !strings.Contains(got, "Sandbox domain") {
+		b.errorf("the sandbox domain's Last checked says %q, want that it is not checked in DNS", got)
+	}
 
 	b.step("a pending domain's next check, ahead")
 	b.navigate("/domains/example.org")

@@ -25,6 +25,24 @@ func TestDashboardLogFailures(t *testing.T) {
 	b.signIn(s.devKey)
 	b.waitLoaded(mainNav)
 
+	b.step("the filters line up")
+	// At 1280 pixels the first row holds Recipient, From, Status and Tags:
+	// each label and control starts at one height, and a select is as tall
+	// as an input.
+	type box struct{ LabelTop, ControlTop, ControlHeight float64 }
+	boxes := evalJS[[]box](b, `Array.from(document.querySelectorAll(".filters-card > .filters .field"), (f) => ({
+		LabelTop: f.querySelector("label").getBoundingClientRect().top,
+		ControlTop: f.querySelector("input, select").getBoundingClientRect().top,
+		ControlHeight: f.querySelector("input, select").getBoundingClientRect().height}))`)
+	if len(boxes) != 4 {
+		b.fatalf("%d filter fields in the first row, want 4", len(boxes))
+	}
+	for i, x := range boxes[1:] {
+		if d := max(abs(x.LabelTop-boxes[0].LabelTop), abs(x.ControlTop-boxes[0].ControlTop), abs(x.ControlHeight-boxes[0].ControlHeight)); d > 0.5 {
+			b.errorf("filter %d is %.1f pixels out of line with the first: %+v against %+v", i+2, d, x, boxes[0])
+		}
+	}
+
 	b.step("a filter the service refuses")
 	refused := b.expectErrors("GET /v1/messages?to=notanemail answers 400", func(e consoleEntry) bool {
 		return strings.HasPrefix(e.kind, "log:") && strings.Contains(e.text, "400") && strings.Contains(e.text, "/v1/messages?")
@@ -87,6 +105,13 @@ func TestDashboardLogFailures(t *testing.T) {
 	if errs := b.ConsoleErrors(); len(errs) > 0 {
 		t.Errorf("the log logged %d console errors or exceptions:\n  %s", len(errs), strings.TrimSpace(strings.ReplaceAll(fmtEntries(errs), "\n", "\n  ")))
 	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // network takes the tab off the network (offline) or back on.

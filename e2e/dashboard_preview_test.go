@@ -85,6 +85,14 @@ func TestDashboardMessagePreviewReferences(t *testing.T) {
 		}
 	}
 
+	b.step("the message id is whole")
+	// At 1280 pixels the id has room for one line: it is not broken
+	// mid-token in a narrow column.
+	if lines := evalJS[int](b, `(() => { const r = document.createRange(); r.selectNodeContents(document.querySelector("dl.facts dd code"));
+		return new Set(Array.from(r.getClientRects(), (x) => Math.round(x.top))).size; })()`); lines != 1 {
+		b.errorf("the message id %s takes %d lines", id, lines)
+	}
+
 	b.step("remote images blocked")
 	check("remote images blocked")
 	time.Sleep(500 * time.Millisecond)

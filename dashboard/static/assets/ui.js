@@ -190,7 +190,10 @@ export async function turnPage(region, load, focusSelector, signal) {
   }
 }
 
-/** dl renders label/value pairs. */
+/**
+ * dl renders label/value pairs; a third item, wide, gives a long value such
+ * as an id two columns on a wide screen, so it is not broken mid-token.
+ */
 export function dl(pairs) {
-  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
+  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v, wide]) => h('div', { class: wide ? 'fact-wide' : undefined }, h('dt', {}, k), h('dd', {}, v))));
 }

@@ -44,7 +44,7 @@ export default async function render(ctx) {
 function facts(m) {
   const list = (xs) => (xs.length ? xs.join(', ') : null);
   return h('section', { class: 'card', 'aria-label': 'Message details' }, dl([
-    ['Message id', h('span', { class: 'record-value' }, h('code', {}, m.id), copyButton(m.id, 'message id'))],
+    ['Message id', h('span', { class: 'record-value' }, h('code', {}, m.id), copyButton(m.id, 'message id')), true],
     ['From', m.from],
     ['To', list(m.to) || '—'],
     m.cc.length ? ['Cc', list(m.cc)] : null,
