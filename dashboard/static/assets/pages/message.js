@@ -132,14 +132,17 @@ function contentTabs(parsed, size, id) {
     });
     const hasRemote = withoutRemote(parsed.html).count > 0;
     const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
+    const blocked = 'Remote images are blocked so that opening this page tells no sender you looked.';
+    const note = h('span', {}, hasRemote ? blocked : 'Scripts in mail never run here.');
     toggle.addEventListener('click', () => {
       remote = !remote;
       frame.srcdoc = previewDocument(parsed.html, remote);
       toggle.textContent = remote ? 'Block remote images' : 'Load remote images';
+      note.textContent = remote ? 'Remote images are loaded: their senders can tell that this message was opened.' : blocked;
     });
     add('html', 'HTML', [
       h('div', { class: 'preview-bar' },
-        h('span', {}, hasRemote ? 'Remote images are blocked so that opening this page tells no sender you looked.' : 'Scripts in mail never run here.'),
+        note,
         toggle),
       frame]);
   }
