@@ -216,6 +216,8 @@ func TestDashboardDomainsAndTemplates(t *testing.T) {
 	}
 
 	b.at = "the live preview"
+	// The save renders the preview again, with a request of its own.
+	b.waitFor("the preview of version 2", `document.querySelector('#preview[aria-busy="false"]') && document.querySelector("#preview-text").textContent.includes("Thanks for joining")`)
 	if got := b.textContent("#preview-text"); !strings.Contains(got, "Thanks for joining [company].") {
 		b.errorf("after saving, the preview's text is %q, want the new html's words with samples", got)
 	}
