@@ -739,9 +739,19 @@ func (b *browser) textContent(sel string) string {
 
 // frameText returns the rendered text of the document in the iframe that
 // the CSS selector matches, once that frame has loaded a document other
-// than about:blank. A sandboxed frame keeps the page's script out, so it
-// is read through DevTools, in an isolated world of its own.
+// than about:blank.
 func (b *browser) frameText(sel string) string {
+	b.t.Helper()
+	return frameEval[string](b, sel, `document.body ? document.body.innerText : ""`)
+}
+
+// frameEval evaluates a JavaScript expression in the document of the
+// iframe that the CSS selector matches, once that frame has loaded a
+// document other than about:blank, and decodes its JSON value into T. A
+// sandboxed frame keeps the page's script out, so it is read through
+// DevTools, in an isolated world of its own (which sees the frame's DOM,
+// not its script).
+func frameEval[T any](b *browser, sel, expr string) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
 	defer cancel()
@@ -765,15 +775,15 @@ func (b *browser) frameText(sel string) string {
 		b.fatalf("reading the frame %s: %v", sel, err)
 	}
 	r, err := chromedp.Call(ctx, runtime.Evaluate, runtime.EvaluateParams{
-		Expression: `document.body ? document.body.innerText : ""`, ContextID: world.ExecutionContextID, ReturnByValue: new(true)})
+		Expression: expr, ContextID: world.ExecutionContextID, ReturnByValue: new(true)})
 	if err != nil || r.ExceptionDetails != nil || r.Result == nil {
-		b.fatalf("reading the frame %s: %v %v", sel, err, exceptionText(r.ExceptionDetails))
+		b.fatalf("evaluating %s in the frame %s: %v %v", clip(expr, 200), sel, err, exceptionText(r.ExceptionDetails))
 	}
-	var text string
-	if err := json.Unmarshal(r.Result.Value, &text); err != nil {
-		b.fatalf("reading the frame %s: %s: %v", sel, r.Result.Value, err)
+	var v T
+	if err := json.Unmarshal(r.Result.Value, &v); err != nil {
+		b.fatalf("evaluating %s in the frame %s: %s: %v", clip(expr, 200), sel, r.Result.Value, err)
 	}
-	return text
+	return v
 }
 
 // count returns how many elements match the CSS selector.

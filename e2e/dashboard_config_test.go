@@ -81,8 +81,8 @@ func TestDashboardDomainsAndTemplates(t *testing.T) {
 	b.cfgShot("domain-sandbox")
 
 	b.at = "verify now"
-	if got := b.cfgFact("Last checked"); got != "Not yet" {
-		b.errorf("before any check, Last checked says %q", got)
+	if got := b.cfgFact("Last checked"); got != "Sandbox domain: not checked in DNS" {
+		b.errorf("the sandbox domain's Last checked says %q", got)
 	}
 	b.cfgClick("#verify-domain")
 	b.waitFor("the check's result", `document.querySelector("#verify-result .alert") !== null && !document.querySelector("#verify-domain").disabled`)
@@ -216,6 +216,8 @@ func TestDashboardDomainsAndTemplates(t *testing.T) {
 	}
 
 	b.at = "the live preview"
+	// The save renders the preview again, with a request of its own.
+	b.waitFor("the preview of version 2", `document.querySelector('#preview[aria-busy="false"]') && document.querySelector("#preview-text").textContent.includes("Thanks for joining")`)
 	if got := b.textContent("#preview-text"); !strings.Contains(got, "Thanks for joining [company].") {
 		b.errorf("after saving, the preview's text is %q, want the new html's words with samples", got)
 	}

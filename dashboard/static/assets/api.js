@@ -10,6 +10,8 @@ export class ApiError extends Error {
     this.code = body.error || 'unknown';
     this.details = Array.isArray(body.details) ? body.details : [];
     this.requestId = requestId || '';
+    /** retryAfter is the Retry-After of a 429 or 503 in seconds, 0 if none. */
+    this.retryAfter = 0;
   }
 }
 
@@ -64,6 +66,8 @@ export async function api(path, opts = {}) {
   if (res.status === 429 || res.status === 503) {
     const after = res.headers.get('Retry-After');
     if (after) err.message += ` Try again in ${after} s.`;
+    const seconds = Number(after);
+    if (Number.isFinite(seconds) && seconds > 0) err.retryAfter = seconds;
   }
   if (res.status === 401 && opts.key === undefined) hooks.unauthorized(err);
   return Promise.reject(err);

@@ -23,6 +23,18 @@ export function ago(iso, now = Date.now()) {
   return when(iso);
 }
 
+/**
+ * due says when something scheduled happens: "in 3 minutes" ahead of its
+ * time, "due now" once that has passed (it is late, not done: never
+ * "5 seconds ago").
+ */
+export function due(iso, now = Date.now()) {
+  if (!iso) return '—';
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return iso;
+  return t <= now ? 'due now' : ago(iso, now);
+}
+
 /** bytes formats a size. */
 export function bytes(n) {
   if (n < 1024) return `${n} B`;

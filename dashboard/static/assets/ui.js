@@ -2,7 +2,7 @@
 // dialogs, copy buttons and notices. Each builds DOM through h(), so text
 // from the API is never parsed as HTML.
 import { h, uid } from './dom.js';
-import { ago, when } from './format.js';
+import { ago, due, when } from './format.js';
 import { ApiError } from './api.js';
 
 /** pageHeader is the h1 of a page, with optional lead text and actions. */
@@ -33,6 +33,12 @@ export function badge(state) {
 export function time(iso) {
   if (!iso) return h('span', { class: 'muted' }, '—');
   return h('time', { datetime: iso, title: when(iso) }, ago(iso));
+}
+
+/** dueTime is time for something scheduled: "due now" once its time has passed. */
+export function dueTime(iso) {
+  if (!iso) return h('span', { class: 'muted' }, '—');
+  return h('time', { datetime: iso, title: when(iso) }, due(iso));
 }
 
 /**
@@ -184,7 +190,10 @@ export async function turnPage(region, load, focusSelector, signal) {
   }
 }
 
-/** dl renders label/value pairs. */
+/**
+ * dl renders label/value pairs; a third item, wide, gives a long value such
+ * as an id two columns on a wide screen, so it is not broken mid-token.
+ */
 export function dl(pairs) {
-  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
+  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v, wide]) => h('div', { class: wide ? 'fact-wide' : undefined }, h('dt', {}, k), h('dd', {}, v))));
 }

@@ -3,7 +3,7 @@
 // demand (POST …/verify), and deleting it.
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { badge, button, confirm, copyButton, dl, errorBox, pageHeader, time, toast } from '../ui.js';
+import { badge, button, confirm, copyButton, dl, dueTime, errorBox, pageHeader, time, toast } from '../ui.js';
 import { when } from '../format.js';
 
 const purposes = {
@@ -124,6 +124,9 @@ function statusSummary(d) {
     failed: 'Failed: the required records were not found in time, so sending from this domain is refused. '
       + 'Publish them and use Verify now; the domain is not checked automatically any more.',
   };
+  // The --dev sandbox domain is verified from the start and never looked
+  // up in DNS: no check was made or is planned (docs/api.md, Domains).
+  const sandbox = d.status === 'verified' && !d.lastCheckedAt && !d.nextCheckAt;
   return [
     h('div', { class: 'section-head' },
       h('h2', { id: 'domain-status-title' }, 'Status'),
@@ -132,9 +135,10 @@ function statusSummary(d) {
     dl([
       ['Added', time(d.createdAt)],
       ['Verified', d.verifiedAt ? time(d.verifiedAt) : h('span', { class: 'muted' }, 'Not yet')],
-      ['Last checked', d.lastCheckedAt ? time(d.lastCheckedAt) : h('span', { class: 'muted' }, 'Not yet')],
-      ['Next check', d.nextCheckAt ? time(d.nextCheckAt)
-        : h('span', { class: 'muted' }, d.status === 'failed' ? 'Only when you verify' : 'None scheduled')],
+      ['Last checked', d.lastCheckedAt ? time(d.lastCheckedAt)
+        : h('span', { class: 'muted' }, sandbox ? 'Sandbox domain: not checked in DNS' : 'Not yet')],
+      ['Next check', d.nextCheckAt ? dueTime(d.nextCheckAt)
+        : h('span', { class: 'muted' }, d.status === 'failed' ? 'Only when you verify' : sandbox ? 'Never' : 'None scheduled')],
     ]),
   ];
 }

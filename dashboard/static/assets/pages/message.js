@@ -4,7 +4,7 @@
 // text part and the signed source.
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { badge, copyButton, dl, errorBox, pageHeader, table, time } from '../ui.js';
+import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, time } from '../ui.js';
 import { bytes, when } from '../format.js';
 import { parseMessage } from '../mime.js';
 import { previewDocument, withoutRemote } from '../preview.js';
@@ -44,7 +44,7 @@ export default async function render(ctx) {
 function facts(m) {
   const list = (xs) => (xs.length ? xs.join(', ') : null);
   return h('section', { class: 'card', 'aria-label': 'Message details' }, dl([
-    ['Message id', h('span', { class: 'record-value' }, h('code', {}, m.id), copyButton(m.id, 'message id'))],
+    ['Message id', h('span', { class: 'record-value' }, h('code', {}, m.id), copyButton(m.id, 'message id')), true],
     ['From', m.from],
     ['To', list(m.to) || '—'],
     m.cc.length ? ['Cc', list(m.cc)] : null,
@@ -75,7 +75,7 @@ function recipients(m) {
       label: 'When',
       cell: (r) => h('span', {},
         r.lastAttemptAt ? time(r.lastAttemptAt) : null,
-        r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next ', time(r.nextAttemptAt)) : null,
+        r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next attempt ', dueTime(r.nextAttemptAt)) : null,
         r.mx ? h('div', { class: 'row-sub' }, `via ${r.mx}`) : null,
         !r.lastAttemptAt && !r.nextAttemptAt && !r.mx ? '—' : null),
     },
@@ -132,14 +132,17 @@ function contentTabs(parsed, size, id) {
     });
     const hasRemote = withoutRemote(parsed.html).count > 0;
     const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
+    const blocked = 'Remote images are blocked so that opening this page tells no sender you looked.';
+    const note = h('span', {}, hasRemote ? blocked : 'Scripts in mail never run here.');
     toggle.addEventListener('click', () => {
       remote = !remote;
       frame.srcdoc = previewDocument(parsed.html, remote);
       toggle.textContent = remote ? 'Block remote images' : 'Load remote images';
+      note.textContent = remote ? 'Remote images are loaded: their senders can tell that this message was opened.' : blocked;
     });
     add('html', 'HTML', [
       h('div', { class: 'preview-bar' },
-        h('span', {}, hasRemote ? 'Remote images are blocked so that opening this page tells no sender you looked.' : 'Scripts in mail never run here.'),
+        note,
         toggle),
       frame]);
   }

@@ -2,7 +2,7 @@
 // address bar, so a filtered view can be bookmarked or shared (the key never
 // is); the newest page refreshes itself while it is on screen.
 import { h, replace } from '../dom.js';
-import { api } from '../api.js';
+import { api, ApiError } from '../api.js';
 import { badge, errorBox, field, pageHeader, pager, time } from '../ui.js';
 import { fromLocalInput, toLocalInput } from '../format.js';
 
@@ -44,41 +44,69 @@ export default async function render(ctx) {
         cursor ? () => ctx.navigate(withQuery({ cursor: '' })) : null));
     if (focused) listArea.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
   };
-  let failed = false;
-  const showFailure = (err) => {
-    failed = true;
-    if (!shown) replace(listArea, errorBox(err));
-    liveNote.hidden = false;
-    liveNote.className = 'live live-lost';
-    liveNote.textContent = cursor ? 'Not loaded' : `Connection lost: retrying every ${refreshEvery / 1000} s`;
+  // A load that fails is one of three things. A request the service
+  // refused (4xx: a filter it rejects, a missing scope) is shown as the
+  // error, and not sent again: the same request would be refused the same
+  // way, until the filters change (which renders the page anew). A 401 has
+  // already signed the user out (api.js). A 429 is tried again after its
+  // Retry-After. Only a service that could not be reached or failed (a
+  // network error, 5xx) is "connection lost", tried again every few seconds.
+  let timer = 0;
+  const later = (ms) => {
+    clearTimeout(timer);
+    if (!ctx.signal.aborted) timer = setTimeout(tick, ms);
   };
   const showLive = () => {
-    failed = false;
     liveNote.hidden = !!cursor;
     liveNote.className = 'live';
     liveNote.textContent = 'Live';
   };
-  try {
-    await load();
-    showLive();
-  } catch (err) {
-    if (err.name === 'AbortError') throw err;
-    showFailure(err);
-  }
-
+  const onFailure = (err) => {
+    if (err.name === 'AbortError') return;
+    const status = err instanceof ApiError ? err.status : 0;
+    if (status === 401) return;
+    if (status >= 400 && status < 500 && status !== 429) {
+      shown = '';
+      replace(listArea, errorBox(err));
+      liveNote.hidden = true;
+      return;
+    }
+    if (!shown) replace(listArea, errorBox(err));
+    const wait = Math.max(refreshEvery, err.retryAfter * 1000 || 0);
+    liveNote.hidden = false;
+    liveNote.className = 'live live-lost';
+    if (cursor) liveNote.textContent = 'Not loaded';
+    else if (status === 429) liveNote.textContent = `Too many requests: retrying in ${wait / 1000} s`;
+    else liveNote.textContent = wait === refreshEvery
+      ? `Connection lost: retrying every ${refreshEvery / 1000} s`
+      : `Connection lost: retrying in ${wait / 1000} s`;
+    later(wait);
+  };
   // Only the newest page follows new mail: an older page stays as it was
   // read, so paging through it is not disturbed. A page that could not be
-  // loaded keeps trying, so it recovers by itself when the service is back.
-  if (!cursor || failed) {
-    liveNote.title = `Refreshes every ${refreshEvery / 1000} s while this tab is visible`;
-    const timer = setInterval(() => {
-      if (document.hidden || (cursor && !failed)) return;
-      load().then(showLive, (err) => {
-        if (err.name !== 'AbortError') showFailure(err);
-      });
-    }, refreshEvery);
-    ctx.signal.addEventListener('abort', () => clearInterval(timer));
+  // loaded for want of the service keeps trying, so it recovers by itself
+  // when the service is back.
+  const followed = () => {
+    showLive();
+    if (!cursor) later(refreshEvery);
+  };
+  function tick() {
+    if (document.hidden) {
+      later(refreshEvery);
+      return;
+    }
+    load().then(followed, onFailure);
   }
+  liveNote.title = `Refreshes every ${refreshEvery / 1000} s while this tab is visible`;
+  ctx.signal.addEventListener('abort', () => clearTimeout(timer));
+  try {
+    await load();
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    onFailure(err);
+    return;
+  }
+  followed();
 }
 
 /** withQuery is the current address with some query parameters replaced. */
