@@ -9,7 +9,9 @@ import (
 )
 
 // DeleteExpiredMessages removes finished messages created before cutoff,
-// oldest first, with their recipients, tags (by cascade) and events. A
+// oldest first, with their recipients, tags and events. The children are
+// deleted by name: on PostgreSQL no foreign key cascades to them
+// (migration 00013). A
 // message some recipient of which is still queued or deferred is kept
 // until it finishes.
 func (s *Store) DeleteExpiredMessages(ctx context.Context, cutoff time.Time, limit int) (int, error) {
@@ -29,8 +31,10 @@ func (s *Store) DeleteExpiredMessages(ctx context.Context, cutoff time.Time, lim
 			return s.wrap(err, "find expired messages")
 		}
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE message_id = $1`, id); err != nil {
-				return s.wrap(err, "delete events")
+			for _, child := range []string{"events", "recipients", "message_tags"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+child+` WHERE message_id = $1`, id); err != nil {
+					return s.wrap(err, "delete "+child)
+				}
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = $1`, id); err != nil {
 				return s.wrap(err, "delete message")
