@@ -24,13 +24,10 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
 	return s.wrap(err, "create api key")
 }
 
-// APIKey finds a key by id.
+// APIKey finds a key by id, read after the call began (keyReads batches
+// the reads of concurrent requests).
 func (s *Store) APIKey(ctx context.Context, keyID string) (*mailroom.APIKey, error) {
-	k, err := scanAPIKey(s.readRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q.", keyID)
-	}
-	return k, s.wrap(err, "find api key")
+	return s.keyReads.read(ctx, keyID)
 }
 
 // ListAPIKeys lists an account's keys, newest first.

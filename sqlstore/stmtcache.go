@@ -92,3 +92,11 @@ func (s *Store) readRow(ctx context.Context, query string, args ...any) *sql.Row
 	}
 	return s.read.QueryRowContext(ctx, query, args...)
 }
+
+// readQuery runs a query on the read pool, prepared once cached.
+func (s *Store) readQuery(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := s.readStmts.get(query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return s.read.QueryContext(ctx, query, args...)
+}

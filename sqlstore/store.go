@@ -101,6 +101,7 @@ type Store struct {
 	read      *sql.DB
 	engine    Engine
 	committer *committer
+	keyReads  *keyReads
 	// Prepared statements of the hot paths, per pool.
 	writeStmts, readStmts *stmtCache
 }
@@ -111,6 +112,7 @@ var _ mailroom.Store = (*Store)(nil)
 func New(write, read *sql.DB, engine Engine) *Store {
 	s := &Store{write: write, read: read, engine: engine, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	s.committer = newCommitter(s, max(1, engine.Committers))
+	s.keyReads = newKeyReads(s, 1)
 	return s
 }
 
@@ -138,6 +140,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes both pools.
 func (s *Store) Close() error {
 	s.committer.close()
+	s.keyReads.close()
 	s.writeStmts.close()
 	s.readStmts.close()
 	err := s.write.Close()
