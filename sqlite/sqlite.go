@@ -49,8 +49,13 @@ func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
 		return nil, fmt.Errorf("create database file: %w", err)
 	}
 	f.Close()
+	// temp_store(MEMORY): a multi-row INSERT inside a transaction keeps a
+	// statement journal, to undo itself alone if it fails; on disk, each
+	// one opened, wrote and unlinked a temporary file (a fifth of the
+	// writer's time in the accept profile, issue 17). It only ever serves
+	// a rollback within a transaction, so memory loses nothing durable.
 	pragmas := url.Values{"_pragma": {
-		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)",
+		"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "temp_store(MEMORY)",
 	}}
 	writeDSN := "file:" + path + "?" + pragmas.Encode() + "&_txlock=immediate"
 	pragmas["_pragma"] = append(pragmas["_pragma"], "query_only(1)")
