@@ -11,6 +11,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/postgres"
 	"github.com/mailroom/mailroom/sqlite"
+	"github.com/mailroom/mailroom/sqlstore"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -77,6 +78,14 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			if p := plan(t, db, explain+q.query, q.args...); !strings.Contains(p, q.index) {
 				t.Errorf("the query does not use %s:\n%s\nplan:\n%s", q.index, q.query, p)
 			}
+		}
+		// Retention (sqlstore.DeleteExpiredMessages' query) walks the
+		// oldest messages by the primary key, with no sort: there is no
+		// index on created_at (migration 00014).
+		pkey := map[string]string{"sqlite": "sqlite_autoindex_messages_1", "postgres": "messages_pkey"}[e.Name]
+		if p := plan(t, db, explain+sqlstore.ExpiredMessagesQuery, int64(0), 500, "msg_01jz"); !strings.Contains(p, pkey) ||
+			strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
+			t.Errorf("retention does not walk %s in order:\n%s", pkey, p)
 		}
 		// The email log, every filter and combinations: each statement
 		// ListMessages may run (the count of each candidate driver, and the
