@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"sync"
 
@@ -42,11 +41,9 @@ type keyReadResult struct {
 	err error
 }
 
-func newKeyReads(s *Store, readers int) *keyReads {
+func newKeyReads(s *Store) *keyReads {
 	k := &keyReads{s: s, queue: make(chan *keyRead, maxKeyReadBatch), stop: make(chan struct{})}
-	for range readers {
-		k.wg.Go(k.run)
-	}
+	k.wg.Go(k.run)
 	return k
 }
 
@@ -78,17 +75,7 @@ func (k *keyReads) run() {
 		case <-k.stop:
 			return
 		}
-		batch := []*keyRead{first}
-	drain:
-		for len(batch) < maxKeyReadBatch {
-			select {
-			case r := <-k.queue:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		k.answer(batch)
+		k.answer(takeWaiting(k.queue, first, maxKeyReadBatch))
 	}
 }
 
@@ -119,39 +106,17 @@ func (k *keyReads) answer(batch []*keyRead) {
 	}
 }
 
-// apiKeysByID reads the keys under ids (distinct), in queries of
-// power-of-two sizes so that their texts are few and prepared once.
+// apiKeysByID reads the keys under ids (distinct) on the read pool.
 func (s *Store) apiKeysByID(ctx context.Context, ids []string) (map[string]*mailroom.APIKey, error) {
 	out := make(map[string]*mailroom.APIKey, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), maxStatementRows)
-		size := 1
-		for size < n {
-			size *= 2
-		}
-		args := make([]any, size)
-		for i := range size {
-			args[i] = ids[min(i, n-1)] // padding repeats the last id
-		}
-		ids = ids[n:]
-		query := `SELECT ` + apiKeyColumns + ` FROM api_keys WHERE key_id IN (` + params(1, size, s.engine.AnonymousParams) + `)`
-		rows, err := s.readQuery(ctx, query, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			k, err := scanAPIKey(rows)
-			if err != nil {
-				rows.Close()
-				return nil, err
-			}
+	err := s.queryIn(ctx, nil, `SELECT `+apiKeyColumns+` FROM api_keys WHERE key_id IN `, nil, ids, func(rows *sql.Rows) error {
+		k, err := scanAPIKey(rows)
+		if err == nil {
 			out[k.KeyID] = k
 		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return err
+	})
+	return out, err
 }
 
 // close stops the readers; a read waiting then fails as unavailable.

@@ -130,18 +130,24 @@ func (c *committer) run() {
 				}
 			}
 		}
-		batch := []*job{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case j := <-c.queue:
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
-		c.commit(batch)
+		c.commit(takeWaiting(c.queue, first, maxBatch))
 	}
+}
+
+// takeWaiting is first and whatever else is already waiting in queue, up
+// to max in all: a batch never waits to fill, so under light load it is
+// one item and adds no latency.
+func takeWaiting[T any](queue chan T, first T, max int) []T {
+	batch := []T{first}
+	for len(batch) < max {
+		select {
+		case x := <-queue:
+			batch = append(batch, x)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commit runs batch in one transaction. Jobs whose callers stopped waiting

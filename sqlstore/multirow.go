@@ -75,10 +75,10 @@ func (ins multiInsert) text(rows int, anonymous bool) string {
 	return b.String()
 }
 
-// queryIn runs head + "(…)" for values in chunks, each padded to a power of
-// two with its last value (which changes nothing in an IN list), so that the
-// texts are few and prepared once; args come first, and scan sees every
-// row.
+// queryIn runs head + "(…)" for values in chunks, in tx or on the read
+// pool when tx is nil. Each chunk is padded to a power of two with its last
+// value (which changes nothing in an IN list), so that the texts are few
+// and prepared once; args come first, and scan sees every row.
 func (s *Store) queryIn(ctx context.Context, tx *sql.Tx, head string, args []any, values []string, scan func(*sql.Rows) error) error {
 	for len(values) > 0 {
 		n := min(len(values), maxStatementRows)
@@ -99,9 +99,16 @@ func (s *Store) queryIn(ctx context.Context, tx *sql.Tx, head string, args []any
 	return nil
 }
 
-// eachRow runs a query in tx and passes each row to scan.
+// eachRow runs a query in tx, or on the read pool when tx is nil, and
+// passes each row to scan.
 func (s *Store) eachRow(ctx context.Context, tx *sql.Tx, query string, args []any, scan func(*sql.Rows) error) error {
-	rows, err := s.txQuery(ctx, tx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if tx == nil {
+		rows, err = s.readQuery(ctx, query, args...)
+	} else {
+		rows, err = s.txQuery(ctx, tx, query, args...)
+	}
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ var _ mailroom.Store = (*Store)(nil)
 func New(write, read *sql.DB, engine Engine) *Store {
 	s := &Store{write: write, read: read, engine: engine, writeStmts: newStmtCache(write), readStmts: newStmtCache(read)}
 	s.committer = newCommitter(s, max(1, engine.Committers))
-	s.keyReads = newKeyReads(s, 1)
+	s.keyReads = newKeyReads(s)
 	return s
 }
 
