@@ -45,23 +45,14 @@ func (c *domainStatusCache) get(account, name string, now time.Time) (cachedDoma
 	return e, true
 }
 
-// put keeps an answer read at now. When the cache is full, expired
-// entries are dropped first; if none has expired the answer is not kept.
+// put keeps an answer read at now. A full cache starts over empty: it only
+// saves reads, and starting over costs one read per name in use, where
+// sweeping a full map on every put would cost the whole map each time.
 func (c *domainStatusCache) put(account, name string, e cachedDomainStatus, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries == nil {
+	if c.entries == nil || len(c.entries) >= maxCachedDomainStatuses {
 		c.entries = map[domainCacheKey]cachedDomainStatus{}
-	}
-	if len(c.entries) >= maxCachedDomainStatuses {
-		for k, old := range c.entries {
-			if !now.Before(old.expires) {
-				delete(c.entries, k)
-			}
-		}
-		if len(c.entries) >= maxCachedDomainStatuses {
-			return
-		}
 	}
 	e.expires = now.Add(SendingDomainCacheTTL)
 	c.entries[domainCacheKey{account, name}] = e
