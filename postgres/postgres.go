@@ -92,6 +92,7 @@ var engine = sqlstore.Engine{
 	CustomPlans:  "SET LOCAL plan_cache_mode = force_custom_plan",
 	LockRows:     " FOR UPDATE",
 	Committers:   4,
+	MinKey:       "min(%s::text)",
 	ArrayInserts: true,
 	IdleConns:    20,
 	Snapshot:     &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},

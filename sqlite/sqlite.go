@@ -117,10 +117,20 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 	return nil
 }
 
+// indexedBy forces index, but for message_tags_lookup: message_tags is
+// that key alone, a WITHOUT ROWID table (migration 00015), which has no
+// other path to choose.
+func indexedBy(index string) string {
+	if index == "message_tags_lookup" {
+		return ""
+	}
+	return " INDEXED BY " + index
+}
+
 var engine = sqlstore.Engine{
 	Name:       "sqlite",
 	Committers: 1,
-	IndexedBy:  func(index string) string { return " INDEXED BY " + index },
+	IndexedBy:  indexedBy,
 	// The driver looks each numbered parameter's name up in a list, once
 	// per parameter: binding n of them costs n², a third of the CPU of a
 	// batch's accept before this.

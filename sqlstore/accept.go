@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -87,10 +88,11 @@ func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
 		events: make([][]*mailroom.Event, len(ms))}
 	for i, m := range ms {
-		// The email log turns since/until into bounds on the id
-		// (logIDBound): a message whose id is not of its creation's
-		// millisecond would fall outside them.
-		if b := logIDBound(micros(m.CreatedAt), 0); len(b) < len(mailroom.PrefixMessage)+10 || !strings.HasPrefix(m.ID, b[:len(mailroom.PrefixMessage)+10]) {
+		// The email log turns since/until into bounds on the key
+		// (logKeyBound): a message whose id is not of its creation's
+		// millisecond would fall outside them. (A ULID's first 6 bytes
+		// are its millisecond.)
+		if !bytes.Equal(messageKey(m.ID)[:6], logKeyBound(micros(m.CreatedAt), 0)[:6]) {
 			return nil, fmt.Errorf("message %s: the id is not of its creation time %s", m.ID, m.CreatedAt.Format(time.RFC3339Nano))
 		}
 		firstEvent := mailroom.EventEmailQueued
@@ -202,6 +204,15 @@ func due(m *mailroom.Message) time.Time {
 	return m.CreatedAt
 }
 
+// keyedDigest is m's request digest when it has an idempotency key, and
+// NULL when not: only a retry under the key compares it (migration 00015).
+func keyedDigest(m *mailroom.Message) []byte {
+	if m.IdempotencyKey == "" {
+		return nil
+	}
+	return m.RequestDigest
+}
+
 // nullable is v, or nil (NULL) when it is v's zero value.
 func nullable[T comparable](v T) any {
 	var zero T
@@ -228,14 +239,14 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 		if m.Template != nil {
 			templateID, templateName = m.Template.ID, m.Template.Name
 		}
-		messageRows = append(messageRows, m.ID, m.AccountID, string(m.Status), m.From.Address, m.Subject,
-			string(m.Category), m.Domain, nullable(m.IdempotencyKey), m.RequestDigest, b.content[i], b.envelopes[i], micros(m.CreatedAt),
+		messageRows = append(messageRows, messageKey(m.ID), accountKey(m.AccountID), string(m.Status), m.From.Address, m.Subject,
+			string(m.Category), m.Domain, nullable(m.IdempotencyKey), keyedDigest(m), b.content[i], b.envelopes[i], micros(m.CreatedAt),
 			microsOrNil(m.ScheduledAt), templateID, templateName, raw)
 	}
 	inserted := map[string]bool{}
 	err := s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(messageColumn(&id)); err != nil {
 			return err
 		}
 		inserted[id] = true
@@ -257,13 +268,13 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 			if r.Status == mailroom.RecipientSuppressed {
 				dueAt = nil
 			}
-			recipientRows = append(recipientRows, m.ID, r.Address, m.AccountID, string(r.Kind), j, string(r.Status),
+			recipientRows = append(recipientRows, messageKey(m.ID), r.Address, accountKey(m.AccountID), string(r.Kind), j, string(r.Status),
 				due, dueAt, microsOrNil(r.NextAttemptAt))
-			eventRows = append(eventRows, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt), e.MessageID, e.Recipient)
+			eventRows = append(eventRows, eventRow(e)...)
 			events = append(events, e)
 		}
 		for k, v := range m.Tags {
-			tagRows = append(tagRows, m.ID, m.AccountID, k, v)
+			tagRows = append(tagRows, messageKey(m.ID), accountKey(m.AccountID), k, v)
 		}
 	}
 	if err := s.insertRows(ctx, tx, recipientInsert, recipientRows, nil); err != nil {
@@ -293,7 +304,7 @@ var (
 		head:  `INSERT INTO recipients (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at) VALUES `,
 		width: 9,
 	}
-	eventInsert = multiInsert{head: `INSERT INTO events (` + eventColumns + `) VALUES `, width: 7}
+	eventInsert = multiInsert{head: `INSERT INTO events (` + eventColumns + `) VALUES `, width: len(eventRow(&mailroom.Event{}))}
 	tagInsert   = multiInsert{head: `INSERT INTO message_tags (message_id, account_id, key, value) VALUES `, width: 4}
 )
 
@@ -302,7 +313,7 @@ func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, di
 	var id, status string
 	var stored []byte
 	err := s.readRow(ctx, `SELECT id, status, request_digest FROM messages
-		WHERE account_id = $1 AND idempotency_key = $2`, accountID, key).Scan(&id, &status, &stored)
+		WHERE account_id = $1 AND idempotency_key = $2`, accountKey(accountID), key).Scan(messageColumn(&id), &status, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeNotFound, "No message under this idempotency key.")
 	}
@@ -318,7 +329,7 @@ func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Mess
 	var id, status string
 	var digest []byte
 	err := s.txQueryRow(ctx, tx, `SELECT id, status, request_digest FROM messages
-		WHERE account_id = $1 AND idempotency_key = $2`, m.AccountID, m.IdempotencyKey).Scan(&id, &status, &digest)
+		WHERE account_id = $1 AND idempotency_key = $2`, accountKey(m.AccountID), m.IdempotencyKey).Scan(messageColumn(&id), &status, &digest)
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
 	}
@@ -335,7 +346,7 @@ func (s *Store) IdempotentMessages(ctx context.Context, accountID string, keys [
 	out := map[string]mailroom.KeyedMessage{}
 	for len(keys) > 0 {
 		n := min(len(keys), maxStatementRows)
-		args := []any{accountID}
+		args := []any{accountKey(accountID)}
 		for _, k := range keys[:n] {
 			args = append(args, k)
 		}
@@ -348,7 +359,7 @@ func (s *Store) IdempotentMessages(ctx context.Context, accountID string, keys [
 		for rows.Next() {
 			var key, status string
 			var k mailroom.KeyedMessage
-			if err := rows.Scan(&key, &k.ID, &status, &k.RequestDigest); err != nil {
+			if err := rows.Scan(&key, messageColumn(&k.ID), &status, &k.RequestDigest); err != nil {
 				rows.Close()
 				return nil, s.wrap(err, "find idempotent messages")
 			}

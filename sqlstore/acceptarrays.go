@@ -28,8 +28,8 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 			a.addEvent(b.events[i][j])
 		}
 		for k, v := range m.Tags {
-			a.tagMessage = append(a.tagMessage, m.ID)
-			a.tagAccount = append(a.tagAccount, m.AccountID)
+			a.tagMessage = append(a.tagMessage, messageKey(m.ID))
+			a.tagAccount = append(a.tagAccount, accountKey(m.AccountID))
 			a.tagKey = append(a.tagKey, k)
 			a.tagValue = append(a.tagValue, v)
 		}
@@ -37,7 +37,7 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 	inserted := map[string]bool{}
 	err := s.eachRow(ctx, tx, acceptArraysStatement, a.args(), func(rows *sql.Rows) error {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(messageColumn(&id)); err != nil {
 			return err
 		}
 		inserted[id] = true
@@ -47,42 +47,54 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 }
 
 // acceptArrays are a batch's rows, a slice a column, in the order of
-// acceptArraysStatement's parameters. A nil pointer or slice is NULL.
+// acceptArraysStatement's parameters. A nil pointer or slice is NULL. Ids
+// are keys (idKey), but for the webhook deliveries' own columns, which
+// keep the text.
 type acceptArrays struct {
 	// messages
-	id, account, status, from, subject, category, domain []string
-	key                                                  []*string
-	digest                                               [][]byte
-	content, envelope                                    []string
-	createdAt                                            []int64
-	scheduledAt                                          []*int64
-	templateID, templateName                             []*string
-	raw                                                  [][]byte
+	id, account                             [][]byte
+	status, from, subject, category, domain []string
+	key                                     []*string
+	digest                                  [][]byte
+	content, envelope                       []string
+	createdAt                               []int64
+	scheduledAt                             []*int64
+	templateID, templateName                []*string
+	raw                                     [][]byte
 	// recipients
-	rcptMessage, rcptAddress, rcptAccount, rcptKind []string
-	rcptPosition                                    []int64
-	rcptStatus                                      []string
-	rcptQueuedAt                                    []int64
-	rcptDueAt, rcptNextAttemptAt                    []*int64
-	// events, with the bit of their type among webhook subscriptions
-	eventID, eventAccount, eventType, eventData []string
-	eventCreatedAt                              []int64
-	eventMessage, eventRecipient                []string
-	eventBit                                    []int64
+	rcptMessage                  [][]byte
+	rcptAddress                  []string
+	rcptAccount                  [][]byte
+	rcptKind                     []string
+	rcptPosition                 []int64
+	rcptStatus                   []string
+	rcptQueuedAt                 []int64
+	rcptDueAt, rcptNextAttemptAt []*int64
+	// events, with the bit of their type among webhook subscriptions and
+	// their ids as text, for the deliveries
+	eventID, eventAccount         [][]byte
+	eventType, eventData          []string
+	eventCreatedAt                []int64
+	eventMessage                  [][]byte
+	eventRecipient                []string
+	eventBit                      []int64
+	eventTextID, eventTextAccount []string
 	// tags
-	tagMessage, tagAccount, tagKey, tagValue []string
+	tagAccount       [][]byte
+	tagKey, tagValue []string
+	tagMessage       [][]byte
 }
 
 func (a *acceptArrays) addMessage(m *mailroom.Message, content, envelope string) {
-	a.id = append(a.id, m.ID)
-	a.account = append(a.account, m.AccountID)
+	a.id = append(a.id, messageKey(m.ID))
+	a.account = append(a.account, accountKey(m.AccountID))
 	a.status = append(a.status, string(m.Status))
 	a.from = append(a.from, m.From.Address)
 	a.subject = append(a.subject, m.Subject)
 	a.category = append(a.category, string(m.Category))
 	a.domain = append(a.domain, m.Domain)
 	a.key = append(a.key, stringOrNil(m.IdempotencyKey))
-	a.digest = append(a.digest, m.RequestDigest)
+	a.digest = append(a.digest, keyedDigest(m))
 	a.content = append(a.content, content)
 	a.envelope = append(a.envelope, envelope)
 	a.createdAt = append(a.createdAt, micros(m.CreatedAt))
@@ -103,9 +115,9 @@ func (a *acceptArrays) addRecipient(m *mailroom.Message, r *mailroom.Recipient, 
 	if r.Status == mailroom.RecipientSuppressed {
 		dueAt = nil
 	}
-	a.rcptMessage = append(a.rcptMessage, m.ID)
+	a.rcptMessage = append(a.rcptMessage, messageKey(m.ID))
 	a.rcptAddress = append(a.rcptAddress, r.Address)
-	a.rcptAccount = append(a.rcptAccount, m.AccountID)
+	a.rcptAccount = append(a.rcptAccount, accountKey(m.AccountID))
 	a.rcptKind = append(a.rcptKind, string(r.Kind))
 	a.rcptPosition = append(a.rcptPosition, int64(position))
 	a.rcptStatus = append(a.rcptStatus, string(r.Status))
@@ -115,14 +127,16 @@ func (a *acceptArrays) addRecipient(m *mailroom.Message, r *mailroom.Recipient, 
 }
 
 func (a *acceptArrays) addEvent(e *mailroom.Event) {
-	a.eventID = append(a.eventID, e.ID)
-	a.eventAccount = append(a.eventAccount, e.AccountID)
+	a.eventID = append(a.eventID, eventKey(e.ID))
+	a.eventAccount = append(a.eventAccount, accountKey(e.AccountID))
 	a.eventType = append(a.eventType, e.Type)
 	a.eventData = append(a.eventData, string(e.Data))
 	a.eventCreatedAt = append(a.eventCreatedAt, micros(e.CreatedAt))
-	a.eventMessage = append(a.eventMessage, e.MessageID)
+	a.eventMessage = append(a.eventMessage, messageKey(e.MessageID))
 	a.eventRecipient = append(a.eventRecipient, e.Recipient)
 	a.eventBit = append(a.eventBit, eventBit(e.Type))
+	a.eventTextID = append(a.eventTextID, e.ID)
+	a.eventTextAccount = append(a.eventTextAccount, e.AccountID)
 }
 
 func (a *acceptArrays) args() []any {
@@ -132,8 +146,8 @@ func (a *acceptArrays) args() []any {
 		a.rcptMessage, a.rcptAddress, a.rcptAccount, a.rcptKind, a.rcptPosition, a.rcptStatus, a.rcptQueuedAt,
 		a.rcptDueAt, a.rcptNextAttemptAt,
 		a.eventID, a.eventAccount, a.eventType, a.eventData, a.eventCreatedAt, a.eventMessage, a.eventRecipient,
-		a.eventBit,
-		a.tagMessage, a.tagAccount, a.tagKey, a.tagValue,
+		a.eventBit, a.eventTextID, a.eventTextAccount,
+		a.tagAccount, a.tagKey, a.tagValue, a.tagMessage,
 	}
 }
 
@@ -147,30 +161,31 @@ func (a *acceptArrays) args() []any {
 const acceptArraysStatement = `WITH m AS (
 	INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
 		idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw)
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 		$8::text[], $9::bytea[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::bytea[])
 	ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING id
 ), r AS (
 	INSERT INTO recipients (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at)
-	SELECT * FROM unnest($17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[], $22::text[], $23::bigint[],
+	SELECT * FROM unnest($17::bytea[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[], $23::bigint[],
 		$24::bigint[], $25::bigint[]) AS v (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at)
 	WHERE v.message_id IN (SELECT id FROM m)
 ), ev AS (
-	SELECT * FROM unnest($26::text[], $27::text[], $28::text[], $29::text[], $30::bigint[], $31::text[], $32::text[],
-		$33::bigint[]) AS v (id, account_id, type, data, created_at, message_id, recipient, bit)
+	SELECT * FROM unnest($26::bytea[], $27::bytea[], $28::text[], $29::text[], $30::bigint[], $31::bytea[], $32::text[],
+		$33::bigint[], $34::text[], $35::text[]) AS v (id, account_id, type, data, created_at, message_id, recipient, bit,
+		text_id, text_account_id)
 	WHERE v.message_id IN (SELECT id FROM m)
 ), e AS (
 	INSERT INTO events (` + eventColumns + `)
 	SELECT ` + eventColumns + ` FROM ev
 ), t AS (
-	INSERT INTO message_tags (message_id, account_id, key, value)
-	SELECT * FROM unnest($34::text[], $35::text[], $36::text[], $37::text[]) AS v (message_id, account_id, key, value)
+	INSERT INTO message_tags (account_id, key, value, message_id)
+	SELECT * FROM unnest($36::bytea[], $37::text[], $38::text[], $39::bytea[]) AS v (account_id, key, value, message_id)
 	WHERE v.message_id IN (SELECT id FROM m)
 ), d AS (
 	INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
-	SELECT ev.id || '.' || w.id, ev.account_id, w.id, ev.id, 0, ev.created_at, ev.created_at
-	FROM ev JOIN webhook_endpoints w ON w.account_id = ev.account_id AND w.enabled AND (w.event_mask & ev.bit) <> 0
+	SELECT ev.text_id || '.' || w.id, ev.text_account_id, w.id, ev.text_id, 0, ev.created_at, ev.created_at
+	FROM ev JOIN webhook_endpoints w ON w.account_id = ev.text_account_id AND w.enabled AND (w.event_mask & ev.bit) <> 0
 )
 SELECT id FROM m`
 

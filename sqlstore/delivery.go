@@ -58,8 +58,8 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 			return s.wrap(err, "claim messages")
 		}
 		ids, err := collect(rows, func(r scanner) (any, error) {
-			var id string
-			return id, r.Scan(&id)
+			var key []byte
+			return key, r.Scan(&key)
 		})
 		if err != nil || len(ids) == 0 {
 			return s.wrap(err, "claim messages")
@@ -76,15 +76,15 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		// have claimed one a moment ago (when its lock was released
 		// between our SELECT and UPDATE).
 		claimed, err := collect(rows, func(r scanner) (string, error) {
-			var id string
-			return id, r.Scan(&id)
+			var key []byte
+			return string(key), r.Scan(&key)
 		})
 		if err != nil || len(claimed) == 0 {
 			return s.wrap(err, "claim recipients")
 		}
 		args = []any{token}
-		for _, id := range slices.Compact(slices.Sorted(slices.Values(claimed))) {
-			args = append(args, id)
+		for _, key := range slices.Compact(slices.Sorted(slices.Values(claimed))) {
+			args = append(args, []byte(key))
 		}
 		in := placeholders(2, len(args)-1)
 		rows, err = tx.QueryContext(ctx, `SELECT `+queuedColumns+` FROM recipients r JOIN messages m ON m.id = r.message_id
@@ -134,8 +134,8 @@ func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
 	var kind, status string
 	var queued, created int64
-	if err := row.Scan(&q.MessageID, &q.Address, &kind, &status, &q.Attempts, &queued,
-		&q.Message.AccountID, &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
+	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued,
+		accountColumn(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
@@ -154,7 +154,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, recipients []*m
 		for _, q := range recipients {
 			if _, err := s.txExec(ctx, tx, `UPDATE recipients SET claim_node = NULL, claim_token = NULL, lease_until = NULL,
 				due_at = COALESCE($4, due_at) WHERE message_id = $1 AND address = $2 AND claim_token = $3`,
-				q.MessageID, q.Address, token, microsOrNil(dueAt)); err != nil {
+				messageKey(q.MessageID), q.Address, token, microsOrNil(dueAt)); err != nil {
 				return s.wrap(err, "release claim")
 			}
 		}
@@ -167,14 +167,14 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, recipients []*m
 // the request's JSON with its base64 attachments as well.
 func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Message, []byte, error) {
 	var raw []byte
-	err := s.readRow(ctx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&raw)
+	err := s.readRow(ctx, `SELECT raw FROM messages WHERE id = $1`, messageKey(id)).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
 	}
 	if err != nil || raw != nil {
 		return nil, raw, s.wrap(err, "message for delivery")
 	}
-	m, raw, err := s.messageRow(ctx, s.read, `WHERE id = $1`, id)
+	m, raw, err := s.messageRow(ctx, s.read, `WHERE id = $1`, messageKey(id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
 	}
@@ -187,7 +187,7 @@ func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Me
 func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, error) {
 	var stored []byte
 	err := s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, id, raw)
+		res, err := s.txExec(ctx, tx, `UPDATE messages SET raw = $2 WHERE id = $1 AND raw IS NULL`, messageKey(id), raw)
 		if err != nil {
 			return s.wrap(err, "save raw")
 		}
@@ -195,7 +195,7 @@ func (s *Store) SaveRaw(ctx context.Context, id string, raw []byte) ([]byte, err
 			stored = raw // ours are the stored bytes: no need to read them back
 			return nil
 		}
-		return s.wrap(s.txQueryRow(ctx, tx, `SELECT raw FROM messages WHERE id = $1`, id).Scan(&stored), "save raw")
+		return s.wrap(s.txQueryRow(ctx, tx, `SELECT raw FROM messages WHERE id = $1`, messageKey(id)).Scan(&stored), "save raw")
 	}, id)
 	return stored, err
 }
@@ -220,7 +220,7 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10, unencrypted = $12,
 				claim_node = NULL, claim_token = NULL, lease_until = NULL
 				WHERE message_id = $1 AND address = $2 AND claim_token = $11`,
-				r.MessageID, r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
+				messageKey(r.MessageID), r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
 				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken, r.Unencrypted)
 			if err != nil {
 				return s.wrap(err, "record attempt")
@@ -269,7 +269,7 @@ func attemptLocks(attempts []*mailroom.Attempt) []string {
 
 // rederiveStatus sets a message's status from its recipients' (docs/api.md "The email log").
 func (s *Store) rederiveStatus(ctx context.Context, tx *sql.Tx, messageID string) error {
-	rows, err := s.txQuery(ctx, tx, `SELECT status FROM recipients WHERE message_id = $1`, messageID)
+	rows, err := s.txQuery(ctx, tx, `SELECT status FROM recipients WHERE message_id = $1`, messageKey(messageID))
 	if err != nil {
 		return s.wrap(err, "derive status")
 	}
@@ -287,6 +287,6 @@ func (s *Store) rederiveStatus(ctx context.Context, tx *sql.Tx, messageID string
 		return s.wrap(err, "derive status")
 	}
 	_, err = s.txExec(ctx, tx, `UPDATE messages SET status = $2 WHERE id = $1`,
-		messageID, string(mailroom.DeriveMessageStatus(states)))
+		messageKey(messageID), string(mailroom.DeriveMessageStatus(states)))
 	return s.wrap(err, "derive status")
 }

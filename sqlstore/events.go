@@ -6,9 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/mailroom/mailroom"
 )
@@ -26,14 +23,13 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) 
 // insertEventOnly writes e without deliveries.
 func (s *Store) insertEventOnly(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
 	_, err := s.txExec(ctx, tx, `INSERT INTO events (`+eventColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.Type, string(e.Data), micros(e.CreatedAt),
-		nullString(e.MessageID), nullString(e.Recipient))
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventRow(e)...)
 	return s.wrap(err, "insert event")
 }
 
 // Event finds one of an account's events.
 func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Event, error) {
-	e, err := scanEvent(s.readRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, id, accountID))
+	e, err := scanEvent(s.readRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, eventKey(id), accountKey(accountID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q.", id)
 	}
@@ -51,22 +47,22 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	}
 	limit := pageLimit(p)
 	where := []string{"account_id = $1"}
-	args := []any{accountID}
+	args := []any{accountKey(accountID)}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
 	}
 	if after.id != "" {
-		add("id < ?", after.id)
+		add("id < ?", eventKey(after.id))
 	}
 	if f.Type != "" {
 		add("type = ?", f.Type)
 	}
 	if f.MessageID != "" {
-		add("message_id = ?", f.MessageID)
+		add("message_id = ?", messageKey(f.MessageID))
 	}
 	if f.Since != nil {
-		add("id >= ?", firstEventID(*f.Since))
+		add("id >= ?", timeKey(f.Since.UnixMilli()))
 		add("created_at >= ?", micros(*f.Since))
 	}
 	args = append(args, limit+1)
@@ -83,28 +79,29 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	return out, next, nil
 }
 
-// firstEventID is the smallest event id that NewID can make at t: the
-// ULID of t's millisecond with no entropy.
-func firstEventID(t time.Time) string {
-	var u ulid.ULID
-	_ = u.SetTime(ulid.Timestamp(t)) // fails only past the year 10889
-	return mailroom.PrefixEvent + strings.ToLower(u.String())
-}
-
 const eventColumns = `id, account_id, type, data, created_at, message_id, recipient`
 
 func scanEvent(row scanner) (*mailroom.Event, error) {
 	var e mailroom.Event
 	var data string
 	var created int64
-	var msg, rcpt sql.NullString
-	if err := row.Scan(&e.ID, &e.AccountID, &e.Type, &data, &created, &msg, &rcpt); err != nil {
+	var rcpt sql.NullString
+	if err := row.Scan(eventColumn(&e.ID), accountColumn(&e.AccountID), &e.Type, &data, &created, messageColumn(&e.MessageID), &rcpt); err != nil {
 		return nil, err
 	}
-	e.MessageID, e.Recipient = msg.String, rcpt.String
+	e.Recipient = rcpt.String
 	e.Data = []byte(data)
 	e.CreatedAt = fromMicros(created)
 	return &e, nil
+}
+
+// eventRow is e's values in eventColumns' order.
+func eventRow(e *mailroom.Event) []any {
+	var message any
+	if e.MessageID != "" {
+		message = messageKey(e.MessageID)
+	}
+	return []any{eventKey(e.ID), accountKey(e.AccountID), e.Type, string(e.Data), micros(e.CreatedAt), message, nullString(e.Recipient)}
 }
 
 // nullString stores "" as NULL, so that partial indexes skip it.

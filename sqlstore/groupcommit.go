@@ -244,7 +244,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, jobs []*job) error
 	}
 	args := make([]any, 0, len(ids))
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
-		args = append(args, id)
+		args = append(args, messageKey(id))
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM messages WHERE id IN (`+placeholders(1, len(args))+`) ORDER BY id`+s.engine.LockRows, args...)
 	if err != nil {

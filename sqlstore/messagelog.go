@@ -1,14 +1,13 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/mailroom/mailroom"
 )
@@ -55,7 +54,7 @@ func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 	if raw != nil {
 		rawDst = raw
 	}
-	if err := row.Scan(&m.ID, &m.AccountID, &status, &m.Subject, &category, &m.Domain, &key, &content,
+	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &content,
 		&created, &scheduled, rawDst); err != nil {
 		return nil, err
 	}
@@ -75,7 +74,7 @@ func scanLogMessage(row scanner) (*mailroom.Message, error) {
 	var key sql.NullString
 	var created int64
 	var scheduled sql.NullInt64
-	if err := row.Scan(&m.ID, &m.AccountID, &status, &m.Subject, &category, &m.Domain, &key, &envelope,
+	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &envelope,
 		&created, &scheduled); err != nil {
 		return nil, err
 	}
@@ -94,7 +93,7 @@ func scanLogMessage(row scanner) (*mailroom.Message, error) {
 func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.Message, events []*mailroom.Event, err error) {
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
 		m, err = scanLogMessage(tx.QueryRowContext(ctx, `SELECT `+logColumns+` FROM messages
-			WHERE id = $1 AND account_id = $2`, id, accountID))
+			WHERE id = $1 AND account_id = $2`, messageKey(id), accountKey(accountID)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
 		}
@@ -102,14 +101,14 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 			return s.wrap(err, "find message")
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, id)
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "message recipients")
 		}
 		if m.Recipients, err = collect(rows, scanRecipient); err != nil {
 			return s.wrap(err, "message recipients")
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, id)
+		rows, err = tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "message events")
 		}
@@ -127,7 +126,7 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 	var kind, status string
 	var last, next, code sql.NullInt64
 	var resp, mx sql.NullString
-	if err := row.Scan(&r.MessageID, &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx, &r.Unencrypted); err != nil {
+	if err := row.Scan(messageColumn(&r.MessageID), &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx, &r.Unencrypted); err != nil {
 		return nil, err
 	}
 	r.Kind, r.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
@@ -246,13 +245,13 @@ type logDriver struct {
 	args                      []any
 }
 
-// logPlan is a log query's filters made into candidate drivers and an id
-// range.
+// logPlan is a log query's filters made into candidate drivers and a
+// range of message keys (nil: no bound).
 type logPlan struct {
-	accountID    string
+	account      []byte
 	f            mailroom.MessageFilter
 	limit        int
-	upper, lower string
+	upper, lower []byte
 	candidates   []logDriver
 }
 
@@ -261,18 +260,18 @@ func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*l
 	if err != nil {
 		return nil, err
 	}
-	lp := &logPlan{accountID: accountID, f: f, limit: pageLimit(p)}
+	lp := &logPlan{account: accountKey(accountID), f: f, limit: pageLimit(p)}
 	// The id range: below the cursor, and within since/until.
 	if after.id != "" {
-		lp.upper = after.id
+		lp.upper = messageKey(after.id)
 	}
 	if f.Until != nil {
-		if b := logIDBound(micros(*f.Until)-1, 1); b != "" && (lp.upper == "" || b < lp.upper) {
+		if b := logKeyBound(micros(*f.Until)-1, 1); lp.upper == nil || bytes.Compare(b, lp.upper) < 0 {
 			lp.upper = b
 		}
 	}
 	if f.Since != nil {
-		lp.lower = logIDBound(micros(*f.Since), 0)
+		lp.lower = logKeyBound(micros(*f.Since), 0)
 	}
 	add := func(d logDriver) { lp.candidates = append(lp.candidates, d) }
 	if f.To != "" {
@@ -312,7 +311,7 @@ func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*l
 // logProbeLimit, and returns the last one counted.
 func (lp *logPlan) probe(i int, e Engine) (string, []any) {
 	c := lp.candidates[i]
-	q := logQuery{args: []any{lp.accountID}}
+	q := logQuery{args: []any{lp.account}}
 	table, key := "messages m"+e.indexedBy(c.index), "m.id"
 	if c.table != "" {
 		table, key = c.table+" d"+e.indexedBy(c.index), "d.message_id"
@@ -321,15 +320,15 @@ func (lp *logPlan) probe(i int, e Engine) (string, []any) {
 		q.add("m.account_id = $1 AND "+c.cond, c.args...)
 	}
 	lp.idRange(&q, key)
-	return `SELECT count(*), min(k) FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
+	return `SELECT count(*), ` + e.minKey("k") + ` FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
 		fmt.Sprintf(` ORDER BY %s DESC LIMIT %d) p`, key, logProbeLimit), q.args
 }
 
 func (lp *logPlan) idRange(q *logQuery, key string) {
-	if lp.upper != "" {
+	if lp.upper != nil {
 		q.add(key+" < ?", lp.upper)
 	}
-	if lp.lower != "" {
+	if lp.lower != nil {
 		q.add(key+" >= ?", lp.lower)
 	}
 }
@@ -337,7 +336,7 @@ func (lp *logPlan) idRange(q *logQuery, key string) {
 // list is the page's query driven by candidate driver.
 func (lp *logPlan) list(driver int, e Engine) (string, []any) {
 	f := lp.f
-	q := logQuery{args: []any{lp.accountID}}
+	q := logQuery{args: []any{lp.account}}
 	d := lp.candidates[driver]
 	from, key := "messages m"+e.indexedBy(d.index), "m.id"
 	switch {
@@ -365,7 +364,7 @@ func (lp *logPlan) list(driver int, e Engine) (string, []any) {
 		case c.table == "recipients":
 			q.add("(SELECT 1 FROM recipients x WHERE x.message_id = m.id AND lower(x.address) = ? LIMIT 1) IS NOT NULL", c.args...)
 		case c.table == "message_tags":
-			q.add("(SELECT 1 FROM message_tags x WHERE x.message_id = m.id AND x.key = ? AND x.value = ? LIMIT 1) IS NOT NULL", c.args...)
+			q.add("(SELECT 1 FROM message_tags x WHERE x.account_id = m.account_id AND x.key = ? AND x.value = ? AND x.message_id = m.id) IS NOT NULL", c.args...)
 		default:
 			q.add(c.other, c.args...)
 		}
@@ -397,28 +396,18 @@ func (q *logQuery) add(cond string, args ...any) {
 	q.where = append(q.where, cond)
 }
 
-// logIDBound is the least message id of the millisecond holding the
+// logKeyBound is the least message key of the millisecond holding the
 // time at (microseconds) plus add milliseconds: a message's id is a ULID of
 // the instant it was created (NewID(PrefixMessage, now) beside CreatedAt =
-// now), so created_at >= t is within id >= logIDBound(t, 0) and
-// created_at <= t within id < logIDBound(t, 1); "" is no bound. The exact comparison on
+// now), so created_at >= t is within key >= logKeyBound(t, 0) and
+// created_at <= t within key < logKeyBound(t, 1). The exact comparison on
 // created_at stays in the query; the bound lets the index range serve it.
-func logIDBound(at int64, add int64) string {
+func logKeyBound(at int64, add int64) []byte {
 	ms := at/1000 + add
 	if at%1000 < 0 {
 		ms-- // floor, for times before 1970
 	}
-	switch {
-	case ms < 0:
-		return mailroom.PrefixMessage
-	case ms > int64(ulid.MaxTime()):
-		return "" // no bound: above every id (after the year 10889)
-	}
-	var id ulid.ULID
-	if err := id.SetTime(uint64(ms)); err != nil {
-		return ""
-	}
-	return mailroom.PrefixMessage + strings.ToLower(id.String())
+	return timeKey(ms)
 }
 
 // logColumnsOf is logColumns of the table aliased alias.
@@ -452,7 +441,7 @@ func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom
 	args := make([]any, len(ms))
 	for i, m := range ms {
 		byID[m.ID] = m
-		args[i] = m.ID
+		args[i] = messageKey(m.ID)
 	}
 	// In the primary key's order, with a LIMIT no page can reach (a
 	// message has at most MaxRecipients), and sorted by position here:

@@ -22,33 +22,16 @@ func (s *Store) ReturnPathDomainExists(ctx context.Context, domain string) (bool
 // recipients and tags.
 func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Message, error) {
 	var account string
-	err := s.readRow(ctx, `SELECT account_id FROM messages WHERE id = $1`, id).Scan(&account)
+	err := s.readRow(ctx, `SELECT account_id FROM messages WHERE id = $1`, messageKey(id)).Scan(accountColumn(&account))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
 	}
 	if err != nil {
 		return nil, s.wrap(err, "find reported message")
 	}
+	// The log's reading has the tags, from the envelope.
 	m, _, err := s.Message(ctx, account, id)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT key, value FROM message_tags WHERE message_id = $1`, id)
-	if err != nil {
-		return nil, s.wrap(err, "reported message's tags")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, s.wrap(err, "reported message's tags")
-		}
-		if m.Tags == nil {
-			m.Tags = map[string]string{}
-		}
-		m.Tags[k] = v
-	}
-	return m, s.wrap(rows.Err(), "reported message's tags")
+	return m, err
 }
 
 // RecordReport applies a report's outcome for one recipient: its status
@@ -66,7 +49,7 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, smtp_code = $4, smtp_response = $5,
 				due_at = NULL, next_attempt_at = NULL, claim_node = NULL, claim_token = NULL, lease_until = NULL
-				WHERE message_id = $1 AND address = $2 AND status <> $3`, o.MessageID, o.Address, string(o.Status), code, o.SMTPResponse)
+				WHERE message_id = $1 AND address = $2 AND status <> $3`, messageKey(o.MessageID), o.Address, string(o.Status), code, o.SMTPResponse)
 			if err != nil {
 				return s.wrap(err, "record report")
 			}
@@ -74,7 +57,7 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 				// Already in that state: the same report again (a sender
 				// retrying after a 451), or a second one. Nothing more.
 				var n int
-				err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM recipients WHERE message_id = $1 AND address = $2`, o.MessageID, o.Address).Scan(&n)
+				err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM recipients WHERE message_id = $1 AND address = $2`, messageKey(o.MessageID), o.Address).Scan(&n)
 				if err == nil && n == 0 {
 					return mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", o.Address, o.MessageID)
 				}

@@ -24,7 +24,7 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 	limit := pageLimit(p)
 	out, err := s.listWithRecipients(ctx, `SELECT `+logColumns+` FROM messages
 		WHERE account_id = $1 AND status = 'scheduled' AND (scheduled_at, id) > ($2, $3)
-		ORDER BY scheduled_at, id LIMIT $4`, accountID, after.at, after.id, limit+1)
+		ORDER BY scheduled_at, id LIMIT $4`, accountKey(accountID), after.at, messageKey(after.id), limit+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -41,17 +41,17 @@ func (s *Store) RescheduleMessage(ctx context.Context, accountID, id string, at,
 		if err != nil {
 			return err
 		}
-		if _, err := s.txExec(ctx, tx, `UPDATE messages SET scheduled_at = $2 WHERE id = $1`, id, micros(at)); err != nil {
+		if _, err := s.txExec(ctx, tx, `UPDATE messages SET scheduled_at = $2 WHERE id = $1`, messageKey(id), micros(at)); err != nil {
 			return s.wrap(err, "reschedule")
 		}
 		if _, err := s.txExec(ctx, tx, `UPDATE recipients SET due_at = $2, queued_at = $2, next_attempt_at = $2
-			WHERE message_id = $1 AND status = 'scheduled'`, id, micros(at)); err != nil {
+			WHERE message_id = $1 AND status = 'scheduled'`, messageKey(id), micros(at)); err != nil {
 			return s.wrap(err, "reschedule")
 		}
 		if at.After(now) {
 			return nil
 		}
-		_, err = s.startMessages(ctx, tx, map[string]*mailroom.MessageSummary{id: sum}, []any{id}, now)
+		_, err = s.startMessages(ctx, tx, map[string]*mailroom.MessageSummary{id: sum}, []string{id}, now)
 		return err
 	}, id)
 }
@@ -65,7 +65,7 @@ func (s *Store) CancelMessage(ctx context.Context, accountID, id string, now tim
 			return err
 		}
 		rows, err := s.txQuery(ctx, tx, `UPDATE recipients SET status = 'canceled', due_at = NULL, next_attempt_at = NULL
-			WHERE message_id = $1 AND status = 'scheduled' RETURNING address`, id)
+			WHERE message_id = $1 AND status = 'scheduled' RETURNING address`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "cancel")
 		}
@@ -98,7 +98,7 @@ func (s *Store) scheduledForChange(ctx context.Context, tx *sql.Tx, accountID, i
 	var claimed int
 	err := s.txQueryRow(ctx, tx, `SELECT m.status, m.from_address, m.subject, m.domain, m.created_at,
 		(SELECT count(*) FROM recipients r WHERE r.message_id = m.id AND r.claim_token IS NOT NULL)
-		FROM messages m WHERE m.id = $1 AND m.account_id = $2`, id, accountID).
+		FROM messages m WHERE m.id = $1 AND m.account_id = $2`, messageKey(id), accountKey(accountID)).
 		Scan(&status, &sum.From, &sum.Subject, &sum.Domain, &created, &claimed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -111,24 +111,28 @@ func (s *Store) scheduledForChange(ctx context.Context, tx *sql.Tx, accountID, i
 		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "The message is being sent: it cannot be %s.", change)
 	}
 	sum.CreatedAt = fromMicros(created)
-	tags, err := s.tagsOf(ctx, tx, []any{id})
+	tags, err := s.tagsOf(ctx, tx, []any{messageKey(id)})
 	sum.Tags = tags[id]
 	return sum, err
 }
 
-// tagsOf reads the tags of messages.
-func (s *Store) tagsOf(ctx context.Context, tx *sql.Tx, ids []any) (map[string]map[string]string, error) {
+// tagsOf reads the tags of messages (their keys) from their envelopes,
+// by message id: message_tags is keyed by tag (migration 00015).
+func (s *Store) tagsOf(ctx context.Context, tx *sql.Tx, keys []any) (map[string]map[string]string, error) {
 	tags := map[string]map[string]string{}
-	err := s.eachRow(ctx, tx, `SELECT message_id, key, value FROM message_tags WHERE message_id IN (`+
-		placeholders(1, len(ids))+`)`, ids, func(rows *sql.Rows) error {
-		var id, k, v string
-		if err := rows.Scan(&id, &k, &v); err != nil {
+	err := s.eachRow(ctx, tx, `SELECT id, envelope FROM messages WHERE id IN (`+
+		placeholders(1, len(keys))+`)`, keys, func(rows *sql.Rows) error {
+		var m mailroom.Message
+		var envelope string
+		if err := rows.Scan(messageColumn(&m.ID), &envelope); err != nil {
 			return err
 		}
-		if tags[id] == nil {
-			tags[id] = map[string]string{}
+		if err := decodeEnvelope(envelope, &m); err != nil {
+			return err
 		}
-		tags[id][k] = v
+		if len(m.Tags) > 0 {
+			tags[m.ID] = m.Tags
+		}
 		return nil
 	})
 	return tags, s.wrap(err, "read tags")
@@ -142,7 +146,7 @@ func (s *Store) tagsOf(ctx context.Context, tx *sql.Tx, ids []any) (map[string]m
 // finished here have left the claim.
 func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailroom.QueuedRecipient, now time.Time) ([]*mailroom.QueuedRecipient, error) {
 	byID := map[string]*mailroom.MessageSummary{}
-	var ids []any
+	var ids []string
 	for _, q := range claimed {
 		if q.Status == mailroom.RecipientScheduled && byID[q.MessageID] == nil {
 			byID[q.MessageID] = q.Message
@@ -174,36 +178,45 @@ func (s *Store) startScheduled(ctx context.Context, tx *sql.Tx, claimed []*mailr
 // with its event, a finished one leaving any claim it was under, and each
 // message's status follows. It returns the new states by message id and
 // address (joined by NUL).
-func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*mailroom.MessageSummary, ids []any, now time.Time) (map[string]mailroom.RecipientStatus, error) {
+func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*mailroom.MessageSummary, ids []string, now time.Time) (map[string]mailroom.RecipientStatus, error) {
 	in := placeholders(1, len(ids))
-	domains := map[string]*mailroom.DomainStatus{}
+	keys := keysOf(messageKey, ids)
 	// The category decides what the suppression list stops: an
 	// unsubscribe stops marketing mail only.
 	categories := map[string]mailroom.Category{}
-	err := s.eachRow(ctx, tx, `SELECT m.id, m.category, d.status FROM messages m
-		LEFT JOIN domains d ON d.account_id = m.account_id AND d.name = m.domain WHERE m.id IN (`+in+`)`, ids,
+	err := s.eachRow(ctx, tx, `SELECT id, category FROM messages WHERE id IN (`+in+`)`, keys,
 		func(rows *sql.Rows) error {
 			var id, category string
-			var status sql.NullString
-			if err := rows.Scan(&id, &category, &status); err != nil {
+			if err := rows.Scan(messageColumn(&id), &category); err != nil {
 				return err
 			}
 			categories[id] = mailroom.Category(category)
-			if status.Valid {
-				st := mailroom.DomainStatus(status.String)
-				domains[id] = &st
-			}
 			return nil
 		})
 	if err != nil {
-		return nil, s.wrap(err, "start scheduled: domains")
+		return nil, s.wrap(err, "start scheduled: categories")
+	}
+	// Each message's sending domain, as it stands now (none: deleted).
+	domains := map[string]*mailroom.DomainStatus{}
+	for _, id := range ids {
+		sum := byID[id]
+		var status string
+		err := s.txQueryRow(ctx, tx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, sum.AccountID, sum.Domain).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, s.wrap(err, "start scheduled: domains")
+		default:
+			st := mailroom.DomainStatus(status)
+			domains[id] = &st
+		}
 	}
 	type waiting struct{ id, address string }
 	var all []waiting
 	err = s.eachRow(ctx, tx, `SELECT message_id, address FROM recipients WHERE message_id IN (`+in+`)
-		AND status = 'scheduled' ORDER BY message_id, position`, ids, func(rows *sql.Rows) error {
+		AND status = 'scheduled' ORDER BY message_id, position`, keys, func(rows *sql.Rows) error {
 		var w waiting
-		if err := rows.Scan(&w.id, &w.address); err != nil {
+		if err := rows.Scan(messageColumn(&w.id), &w.address); err != nil {
 			return err
 		}
 		all = append(all, w)
@@ -214,7 +227,7 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 	}
 	var ms []*mailroom.Message
 	for _, id := range ids {
-		m := &mailroom.Message{AccountID: byID[id.(string)].AccountID, Category: categories[id.(string)]}
+		m := &mailroom.Message{AccountID: byID[id].AccountID, Category: categories[id]}
 		for _, w := range all {
 			if w.id == id {
 				m.Recipients = append(m.Recipients, &mailroom.Recipient{Address: w.address})
@@ -239,7 +252,7 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 			query = `UPDATE recipients SET status = $3, next_attempt_at = NULL, due_at = NULL, smtp_response = $4,
 				claim_node = NULL, claim_token = NULL, lease_until = NULL WHERE message_id = $1 AND address = $2`
 		}
-		args := []any{w.id, w.address, string(status)}
+		args := []any{messageKey(w.id), w.address, string(status)}
 		if status.Finished() {
 			args = append(args, nullString(detail))
 		}
@@ -251,7 +264,7 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 		}
 	}
 	for _, id := range ids {
-		if err := s.rederiveStatus(ctx, tx, id.(string)); err != nil {
+		if err := s.rederiveStatus(ctx, tx, id); err != nil {
 			return nil, err
 		}
 	}

@@ -77,12 +77,24 @@ type Engine struct {
 	// statement is a round trip; SQLite has no arrays, and its statements
 	// are calls within the process.
 	ArrayInserts bool
+	// MinKey is the least of a column of keys (idKey) as an aggregate, a
+	// format with one %s: PostgreSQL has no min(bytea), and takes the
+	// least of their text (hex, which sorts as the bytes do); "" is
+	// min(%s), as SQLite has it. Only keys of one engine are compared.
+	MinKey string
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
 }
 
 func (e Engine) isConflict(err error) bool { return e.IsConflict != nil && e.IsConflict(err) }
+
+func (e Engine) minKey(column string) string {
+	if e.MinKey == "" {
+		return "min(" + column + ")"
+	}
+	return fmt.Sprintf(e.MinKey, column)
+}
 
 func (e Engine) indexedBy(index string) string {
 	if e.IndexedBy == nil || index == "" {

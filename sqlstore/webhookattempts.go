@@ -72,7 +72,8 @@ func scanAttempt(row scanner) (*mailroom.WebhookAttempt, error) {
 func (s *Store) DeleteExpiredWebhookData(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	total := 0
 	for _, q := range []string{
-		`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE message_id IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)`,
+		// By the primary key, the account's and the id together (00015).
+		`DELETE FROM events WHERE (account_id, id) IN (SELECT account_id, id FROM events WHERE message_id IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2)`,
 		`DELETE FROM webhook_attempts WHERE id IN (SELECT id FROM webhook_attempts WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
 		`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
 	} {

@@ -105,9 +105,9 @@ func (s *Store) AddWebhookDeliveries(ctx context.Context, accountID, eventID str
 func (s *Store) addDeliveries(ctx context.Context, tx *sql.Tx, accountID, eventID string, endpointIDs []string, now time.Time) error {
 	for _, id := range endpointIDs {
 		res, err := s.txExec(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
-			SELECT $1, w.account_id, w.id, e.id, 0, $3, $3 FROM webhook_endpoints w, events e
-			WHERE w.id = $4 AND w.account_id = $5 AND e.id = $2 AND e.account_id = $5`,
-			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID)
+			SELECT $1, w.account_id, w.id, $2, 0, $3, $3 FROM webhook_endpoints w, events e
+			WHERE w.id = $4 AND w.account_id = $5 AND e.account_id = $6 AND e.id = $7`,
+			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID, accountKey(accountID), eventKey(eventID))
 		if err != nil {
 			return s.wrap(err, "queue webhook deliveries")
 		}
@@ -202,31 +202,30 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, c mailroom.WebhookCl
 			WHERE due_at <= $4 AND id IN (`+in+`)`, append([]any{token, c.Node, micros(c.Now.Add(c.Lease)), micros(c.Now)}, ids...)...); err != nil {
 			return s.wrap(err, "claim webhook deliveries")
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT d.id, d.account_id, d.endpoint_id, d.attempts, d.created_at,
-			e.id, e.account_id, e.type, e.data, e.created_at, e.message_id, e.recipient,
+		rows, err = tx.QueryContext(ctx, `SELECT d.id, d.account_id, d.endpoint_id, d.attempts, d.created_at, d.event_id,
 			`+qualified("w", webhookColumns)+`
-			FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.id = d.event_id
+			FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
 			WHERE d.claim_token = $1 AND d.id IN (`+placeholders(2, len(ids))+`)`, append([]any{token}, ids...)...)
 		if err != nil {
 			return s.wrap(err, "read claimed webhook deliveries")
 		}
+		claimed, err := collect(rows, scanClaimed)
+		if err != nil {
+			return s.wrap(err, "read claimed webhook deliveries")
+		}
+		events, err := s.claimedEvents(ctx, tx, claimed)
+		if err != nil {
+			return err
+		}
 		var gone []string
-		for rows.Next() {
-			d, ok, err := scanClaimed(rows)
-			if err != nil {
-				rows.Close()
-				return s.wrap(err, "read claimed webhook deliveries")
-			}
-			if !ok {
+		for _, d := range claimed {
+			d.Event = events[d.Event.ID]
+			if d.Event == nil || !d.Endpoint.Enabled {
 				gone = append(gone, d.ID)
 				continue
 			}
 			d.ClaimToken, d.DueAt = token, fromMicros(dueBefore[d.ID])
 			out = append(out, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return s.wrap(err, "read claimed webhook deliveries")
 		}
 		for _, id := range gone {
 			if _, err := s.txExec(ctx, tx, `DELETE FROM webhook_deliveries WHERE id = $1`, id); err != nil {
@@ -238,35 +237,52 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, c mailroom.WebhookCl
 	return out, err
 }
 
-// scanClaimed reads a claimed delivery with its event and endpoint; ok is
-// false when the event is gone (retention) or the endpoint is off.
-func scanClaimed(rows *sql.Rows) (*mailroom.WebhookDelivery, bool, error) {
-	d := &mailroom.WebhookDelivery{}
+// scanClaimed reads a claimed delivery with its endpoint. Its Event has
+// only its id, until claimedEvents finds it.
+func scanClaimed(row scanner) (*mailroom.WebhookDelivery, error) {
+	d := &mailroom.WebhookDelivery{Event: &mailroom.Event{}}
 	var created int64
-	var evID, evAccount, evType, evData sql.NullString
-	var evCreated sql.NullInt64
-	var evMessage, evRecipient sql.NullString
 	w := &mailroom.WebhookEndpoint{}
 	var events string
 	var prevUntil, failing sql.NullInt64
 	var wCreated, wUpdated int64
-	err := rows.Scan(&d.ID, &d.AccountID, &d.EndpointID, &d.Attempts, &created,
-		&evID, &evAccount, &evType, &evData, &evCreated, &evMessage, &evRecipient,
+	err := row.Scan(&d.ID, &d.AccountID, &d.EndpointID, &d.Attempts, &created, &d.Event.ID,
 		&w.ID, &w.AccountID, &w.URL, &w.Description, &events, &w.Enabled, &w.DisabledReason,
 		&w.SecretSealed, &w.PreviousSecretSealed, &prevUntil, &failing, &wCreated, &wUpdated)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	d.CreatedAt = fromMicros(created)
-	if !evID.Valid || !w.Enabled {
-		return d, false, nil
-	}
-	d.Event = &mailroom.Event{ID: evID.String, AccountID: evAccount.String, Type: evType.String, Data: []byte(evData.String),
-		CreatedAt: fromMicros(evCreated.Int64), MessageID: evMessage.String, Recipient: evRecipient.String}
 	w.PreviousSecretUntil, w.FailingSince = fromNullMicros(prevUntil), fromNullMicros(failing)
 	w.CreatedAt, w.UpdatedAt = fromMicros(wCreated), fromMicros(wUpdated)
 	d.Endpoint = w
-	return d, true, nil
+	return d, nil
+}
+
+// claimedEvents reads the events of claimed deliveries, by id, in one
+// query: the deliveries hold an event's id as text, the events table its
+// key (migration 00015), so they are not joined. An event retention has
+// removed is missing from the map.
+func (s *Store) claimedEvents(ctx context.Context, tx *sql.Tx, claimed []*mailroom.WebhookDelivery) (map[string]*mailroom.Event, error) {
+	out := map[string]*mailroom.Event{}
+	if len(claimed) == 0 {
+		return out, nil
+	}
+	var pairs []string
+	var args []any
+	for _, d := range claimed {
+		args = append(args, accountKey(d.AccountID), eventKey(d.Event.ID))
+		pairs = append(pairs, "("+placeholders(len(args)-1, 2)+")")
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE (account_id, id) IN (`+strings.Join(pairs, ", ")+`)`, args...)
+	if err != nil {
+		return nil, s.wrap(err, "read claimed webhook events")
+	}
+	events, err := collect(rows, scanEvent)
+	for _, e := range events {
+		out[e.ID] = e
+	}
+	return out, s.wrap(err, "read claimed webhook events")
 }
 
 // webhookDisabledReason is what an endpoint that failed for

@@ -32,10 +32,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		args         []any
 	}{
 		{"messages_by_from_key", `SELECT id FROM messages WHERE account_id = $1 AND lower(from_address) = $2 ORDER BY id DESC LIMIT 21`,
-			[]any{"acct_x", "a@x.example"}},
+			[]any{acctX, "a@x.example"}},
 		{"messages_scheduled", `SELECT id FROM messages WHERE account_id = $1 AND status = 'scheduled'
 			AND (scheduled_at, id) > ($2, $3) ORDER BY scheduled_at, id LIMIT 21`,
-			[]any{"acct_x", int64(0), ""}},
+			[]any{acctX, int64(0), []byte{}}},
 		{"recipients_due", `SELECT r.message_id FROM recipients r WHERE r.due_at <= $1 AND r.claim_token IS NULL
 			ORDER BY r.due_at LIMIT 200`, []any{int64(0)}},
 	}
@@ -83,7 +83,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// oldest messages by the primary key, with no sort: there is no
 		// index on created_at (migration 00014).
 		pkey := map[string]string{"sqlite": "sqlite_autoindex_messages_1", "postgres": "messages_pkey"}[e.Name]
-		if p := plan(t, db, explain+sqlstore.ExpiredMessagesQuery, int64(0), 500, "msg_01jz"); !strings.Contains(p, pkey) ||
+		if p := plan(t, db, explain+sqlstore.ExpiredMessagesQuery, int64(0), 500, acctX); !strings.Contains(p, pkey) ||
 			strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
 			t.Errorf("retention does not walk %s in order:\n%s", pkey, p)
 		}
@@ -108,13 +108,21 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 						t.Errorf("filter %+v: %q in the plan of\n%s\nplan:\n%s", f, b, q.SQL, p)
 					}
 				}
-				if !strings.Contains(p, q.Index) {
+				want := q.Index
+				if e.Name == "sqlite" && want == "message_tags_lookup" {
+					// The table is its primary key (WITHOUT ROWID).
+					want = "SEARCH d USING PRIMARY KEY"
+				}
+				if !strings.Contains(p, want) {
 					t.Errorf("filter %+v: the query does not use %s:\n%s\nplan:\n%s", f, q.Index, q.SQL, p)
 				}
 			}
 		}
 	})
 }
+
+// acctX is a stored key (16 bytes) for the plans' arguments.
+var acctX = []byte("0123456789abcdef")
 
 // logFilters are the email log's filters, alone and combined.
 func logFilters() []mailroom.MessageFilter {
