@@ -107,8 +107,8 @@ func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 		if b.content[i], err = encodeContent(m); err != nil {
 			return nil, err
 		}
-		// The envelope repeats content's addresses and tags apart, for the
-		// email log, which must not read content (migration 00006).
+		// The addresses and tags, apart from content, for the email log,
+		// which must not read content (migrations 00006, 00015).
 		if b.envelopes[i], err = encodeEnvelope(m); err != nil {
 			return nil, err
 		}

@@ -7,9 +7,9 @@ import (
 )
 
 // messageEnvelope is what the email log shows of a message beyond its
-// columns: the addresses and tags. A message row keeps it twice, alone in
-// the small envelope column (so that listing never reads the bodies and
-// attachments) and inside content (which delivery reads whole).
+// columns: the addresses and tags, in the small envelope column, so that
+// listing never reads the bodies and attachments. Delivery reads it beside
+// content.
 type messageEnvelope struct {
 	From    mailroom.Address   `json:"from"`
 	To      []mailroom.Address `json:"to"`
@@ -21,12 +21,12 @@ type messageEnvelope struct {
 	Template *mailroom.TemplateRef `json:"template,omitempty"`
 }
 
-// messageContent is what a message row keeps as JSON: everything of the
-// request that no query filters on. The envelope is embedded, so its keys
-// in content are the envelope's own: migration 00006 copied them from
-// content into the envelope column by these names.
+// messageContent is the rest of the request that no query filters on,
+// kept as JSON in the content column. Content held the envelope's keys as
+// well until migration 00015 (00006 copied them from there into the
+// envelope column by these names): decoding ignores them where they are
+// left, and the envelope column is what counts.
 type messageContent struct {
-	messageEnvelope
 	HTML            string                `json:"html,omitempty"`
 	Text            string                `json:"text,omitempty"`
 	Headers         []mailroom.Header     `json:"headers,omitempty"`
@@ -45,8 +45,7 @@ func (e messageEnvelope) fill(m *mailroom.Message) {
 
 func encodeContent(m *mailroom.Message) (string, error) {
 	b, err := json.Marshal(messageContent{
-		messageEnvelope: envelopeOf(m), HTML: m.HTML, Text: m.Text,
-		Headers: m.Headers, Attachments: m.Attachments, MessageIDHeader: m.MessageIDHeader,
+		HTML: m.HTML, Text: m.Text, Headers: m.Headers, Attachments: m.Attachments, MessageIDHeader: m.MessageIDHeader,
 	})
 	return string(b), err
 }
@@ -56,7 +55,6 @@ func decodeContent(raw string, m *mailroom.Message) error {
 	if err := json.Unmarshal([]byte(raw), &c); err != nil {
 		return err
 	}
-	c.messageEnvelope.fill(m)
 	m.HTML, m.Text, m.Headers, m.Attachments = c.HTML, c.Text, c.Headers, c.Attachments
 	m.MessageIDHeader = c.MessageIDHeader
 	return nil

@@ -15,7 +15,7 @@ import (
 // deliveryColumns are a whole message row, content and raw bytes
 // included: what delivery needs (messageRow, scanMessage) and the email
 // log must never read.
-const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, content, created_at, scheduled_at, raw`
+const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, content, created_at, scheduled_at, raw`
 
 // logColumns are what the email log shows of a message: small columns
 // only. A message's content (bodies, base64 attachments: up to ~10 MiB) and
@@ -46,7 +46,7 @@ func (s *Store) messageRow(ctx context.Context, q querier, where string, args ..
 // bytes, or nil drops them.
 func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 	var m mailroom.Message
-	var status, category, content string
+	var status, category, envelope, content string
 	var key sql.NullString
 	var created int64
 	var scheduled sql.NullInt64
@@ -54,9 +54,12 @@ func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 	if raw != nil {
 		rawDst = raw
 	}
-	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &content,
-		&created, &scheduled, rawDst); err != nil {
+	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key,
+		&envelope, &content, &created, &scheduled, rawDst); err != nil {
 		return nil, err
+	}
+	if err := decodeEnvelope(envelope, &m); err != nil {
+		return nil, fmt.Errorf("message %s envelope: %w", m.ID, err)
 	}
 	if err := decodeContent(content, &m); err != nil {
 		return nil, fmt.Errorf("message %s content: %w", m.ID, err)

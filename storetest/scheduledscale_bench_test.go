@@ -34,7 +34,7 @@ func BenchmarkClaimAmongScheduled(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/scheduled=%d", eng, n), func(b *testing.B) {
 				s, db := openWithSQL(b, eng)
 				acct := storetest.NewAccount(b, s, "bench")
-				fillScheduled(b, db, acct.ID, n)
+				fillScheduled(b, db, eng, acct.ID, n)
 				b.Run("claim50", func(b *testing.B) {
 					for i := 0; b.Loop(); i++ {
 						b.StopTimer()
@@ -91,9 +91,11 @@ func openWithSQL(b testing.TB, eng string) (*sqlstore.Store, *sql.DB) {
 }
 
 // fillScheduled inserts n messages scheduled over the next days, one
-// recipient each, in statements of 100,000 rows.
-func fillScheduled(b *testing.B, db *sql.DB, accountID string, n int) {
+// recipient each, in statements of 100,000 rows. Their keys (16 bytes,
+// migration 00015) are i's 16 decimal digits.
+func fillScheduled(b *testing.B, db *sql.DB, eng, accountID string, n int) {
 	const chunk = 100_000
+	key := map[string]string{"sqlite": "CAST(printf('%016d', i) AS BLOB)", "postgres": "decode(lpad(i::text, 16, '0'), 'escape')"}[eng]
 	start := time.Now().Add(24 * time.Hour).UnixMicro()
 	envelope := `{"from":{"address":"orders@shop.example"},"to":[{"address":"later@example.net"}]}`
 	for from := 0; from < n; from += chunk {
@@ -101,16 +103,16 @@ func fillScheduled(b *testing.B, db *sql.DB, accountID string, n int) {
 		seq := `WITH RECURSIVE seq(i) AS (SELECT CAST($1 AS BIGINT) UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < $2) `
 		if _, err := db.Exec(seq+`INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
 			content, envelope, created_at, scheduled_at)
-			SELECT 'msg_later' || CAST(i AS TEXT), $3, 'scheduled', 'orders@shop.example', 'Later', 'transactional',
+			SELECT `+key+`, $3, 'scheduled', 'orders@shop.example', 'Later', 'transactional',
 			'shop.example', $4, $4, CAST($5 AS BIGINT), CAST($5 AS BIGINT) + i * 1000 FROM seq`,
-			from, to, accountID, envelope, start); err != nil {
+			from, to, storedKey(b, accountID), envelope, start); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := db.Exec(seq+`INSERT INTO recipients (message_id, address, account_id, kind, position, status,
 			queued_at, due_at, next_attempt_at)
-			SELECT 'msg_later' || CAST(i AS TEXT), 'later@example.net', $3, 'to', 0, 'scheduled',
+			SELECT `+key+`, 'later@example.net', $3, 'to', 0, 'scheduled',
 			CAST($4 AS BIGINT) + i * 1000, CAST($4 AS BIGINT) + i * 1000, CAST($4 AS BIGINT) + i * 1000 FROM seq`,
-			from, to, accountID, start); err != nil {
+			from, to, storedKey(b, accountID), start); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,9 @@
 -- its lookup index alone, as its primary key, and a message's tags are
 -- read from its envelope; events are keyed by account and id, which serves
 -- an account's list; request_digest is kept only with an idempotency key.
+-- New messages' content no longer repeats the envelope's addresses and
+-- tags; stored content keeps them (decoding ignores them) rather than go
+-- through jsonb, which refuses some strings JSON allows (\u0000).
 -- Every row is rewritten, which packs the tables: about two minutes a
 -- million messages on the test machine.
 --

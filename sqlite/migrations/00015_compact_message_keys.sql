@@ -21,6 +21,8 @@
 --     that the log reads its columns without stepping through content.
 --   * request_digest is kept only with an idempotency key: nothing else
 --     reads it.
+--   * content no longer repeats the envelope's addresses and tags
+--     (delivery reads both columns).
 -- Messages no longer reference accounts and events no longer reference
 -- accounts through a foreign key: the key is not the account's text id.
 -- Rows are copied in id order, which packs the new tables.
@@ -46,7 +48,7 @@ INSERT INTO messages_new (id, account_id, status, from_address, subject, categor
     request_digest, created_at, scheduled_at, template_id, template_name, envelope, content, raw)
 SELECT mailroom_id_key(id), mailroom_id_key(account_id), status, from_address, subject, category, domain, idempotency_key,
     CASE WHEN idempotency_key IS NOT NULL THEN request_digest END, created_at, scheduled_at, template_id, template_name,
-    envelope, content, raw
+    envelope, json_remove(content, '$.from', '$.to', '$.cc', '$.bcc', '$.replyTo', '$.tags', '$.template'), raw
 FROM messages ORDER BY id;
 
 CREATE TABLE recipients_new (
