@@ -52,7 +52,9 @@ SELECT mailroom_id_key(id), mailroom_id_key(account_id), status, from_address, s
 FROM messages ORDER BY id;
 
 CREATE TABLE recipients_new (
-    message_id      BLOB NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    -- messages_new: the rename below makes it messages. (messages is
+    -- still the old table, whose text ids no key would find.)
+    message_id      BLOB NOT NULL REFERENCES messages_new (id) ON DELETE CASCADE,
     address         TEXT NOT NULL,
     account_id      BLOB NOT NULL,
     kind            TEXT NOT NULL,
