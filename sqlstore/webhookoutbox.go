@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -259,22 +260,24 @@ func scanClaimed(row scanner) (*mailroom.WebhookDelivery, error) {
 	return d, nil
 }
 
-// claimedEvents reads the events of claimed deliveries, by id, in one
-// query: the deliveries hold an event's id as text, the events table its
-// key (migration 00015), so they are not joined. An event retention has
-// removed is missing from the map.
+// claimedEvents reads the events of claimed deliveries, by account and id
+// (events' primary key), in one query: the deliveries hold an event's id as
+// text, the events table its key (migration 00015), so they are not joined.
+// An event retention has removed is missing from the map.
 func (s *Store) claimedEvents(ctx context.Context, tx *sql.Tx, claimed []*mailroom.WebhookDelivery) (map[string]*mailroom.Event, error) {
 	out := map[string]*mailroom.Event{}
-	if len(claimed) == 0 {
+	var args []any
+	seen := map[string]bool{}
+	for _, d := range claimed {
+		if !seen[d.Event.ID] {
+			seen[d.Event.ID] = true
+			args = append(args, accountKey(d.AccountID), eventKey(d.Event.ID))
+		}
+	}
+	if len(args) == 0 {
 		return out, nil
 	}
-	var pairs []string
-	var args []any
-	for _, d := range claimed {
-		args = append(args, accountKey(d.AccountID), eventKey(d.Event.ID))
-		pairs = append(pairs, "("+placeholders(len(args)-1, 2)+")")
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE (account_id, id) IN (`+strings.Join(pairs, ", ")+`)`, args...)
+	rows, err := tx.QueryContext(ctx, ClaimedEventsQuery(len(args)/2), args...)
 	if err != nil {
 		return nil, s.wrap(err, "read claimed webhook events")
 	}
@@ -283,6 +286,18 @@ func (s *Store) claimedEvents(ctx context.Context, tx *sql.Tx, claimed []*mailro
 		out[e.ID] = e
 	}
 	return out, s.wrap(err, "read claimed webhook events")
+}
+
+// ClaimedEventsQuery reads n events by account key and event key, the
+// parameters in pairs, as an OR of the pairs: each is a search of the
+// primary key on both engines (older SQLite scanned the table for an IN
+// list of row values). Exported for storetest's plan check.
+func ClaimedEventsQuery(n int) string {
+	pairs := make([]string, n)
+	for i := range pairs {
+		pairs[i] = fmt.Sprintf("(account_id = $%d AND id = $%d)", 2*i+1, 2*i+2)
+	}
+	return `SELECT ` + eventColumns + ` FROM events WHERE ` + strings.Join(pairs, " OR ")
 }
 
 // webhookDisabledReason is what an endpoint that failed for

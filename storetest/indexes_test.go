@@ -87,6 +87,15 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
 			t.Errorf("retention does not walk %s in order:\n%s", pkey, p)
 		}
+		// A webhook claim reads its deliveries' events by an index that
+		// leads with the account and id (the primary key, on PostgreSQL
+		// perhaps events_by_type, which has them too), not by a scan of
+		// every event.
+		epkey := map[string]string{"sqlite": "USING PRIMARY KEY", "postgres": "Index Cond: ((account_id = "}[e.Name]
+		if p := plan(t, db, explain+sqlstore.ClaimedEventsQuery(3), acctX, acctX, acctX, acctX, acctX, acctX); !strings.Contains(p, epkey) ||
+			strings.Contains(p, "SCAN events") || strings.Contains(p, "Seq Scan") {
+			t.Errorf("a webhook claim does not read its events by %s:\n%s", epkey, p)
+		}
 		// The email log, every filter and combinations: each statement
 		// ListMessages may run (the count of each candidate driver, and the
 		// page driven by each) walks its driver's index in id order, with
