@@ -73,6 +73,10 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
+	// A store a newer binary migrated: Up applied nothing.
+	if err := sqlstore.CheckStoreVersion(ctx, p); err != nil {
+		return err
+	}
 	if len(applied) > 0 {
 		// Fresh statistics for the planner: a migration adds indexes and
 		// may rewrite tables, and a server with autovacuum off (or not

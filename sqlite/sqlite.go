@@ -114,6 +114,10 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
+	// A store a newer binary migrated: Up applied nothing.
+	if err := sqlstore.CheckStoreVersion(ctx, p); err != nil {
+		return err
+	}
 	return nil
 }
 
