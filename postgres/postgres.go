@@ -90,10 +90,17 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// customPlans is Engine.CustomPlans: settings local to the log's
+// transaction, in one statement (one round trip).
+const customPlans = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
+	set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true),
+	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+	set_config('enable_material', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`
+
 var engine = sqlstore.Engine{
 	Name:         "postgres",
 	SkipLocked:   " FOR UPDATE SKIP LOCKED",
-	CustomPlans:  "SET LOCAL plan_cache_mode = force_custom_plan",
+	CustomPlans:  customPlans,
 	LockRows:     " FOR UPDATE",
 	Committers:   4,
 	MinKey:       "min(%s::text)",
