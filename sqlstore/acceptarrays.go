@@ -154,10 +154,10 @@ func (a *acceptArrays) args() []any {
 // acceptArraysStatement is writeAcceptArrays' statement. Rows are inserted
 // in the arrays' order (insertOrder's). The data-modifying
 // WITH clauses all run; those after m see its RETURNING, so a message
-// skipped by ON CONFLICT takes nothing else with it, and the foreign keys
-// of recipients and tags, checked at the statement's end, find the new
-// messages. A delivery goes to each enabled endpoint of the event's account
-// that subscribes to its type, as fanOutMany writes them.
+// skipped by ON CONFLICT takes nothing else with it. A delivery goes to
+// each enabled endpoint of the event's account that subscribes to its
+// type, as fanOutMany writes them, with the event's and account's ids as
+// text (the deliveries' columns keep the text).
 const acceptArraysStatement = `WITH m AS (
 	INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
 		idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw)

@@ -150,7 +150,7 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 // (recipients_by_address), each tag (message_tags_lookup), and none
 // (messages_by_account). One of them drives the query, walked newest first
 // from the cursor and bounded by since/until turned into id bounds
-// (logIDBound): the page is its first matches. The others are checked per
+// (logKeyBound): the page is its first matches. The others are checked per
 // row, the messages' columns in a form no index serves (so that neither
 // planner walks a second index) and the tags and recipient by their
 // primary keys, in scalar subqueries (PostgreSQL turns an EXISTS into a
