@@ -42,9 +42,15 @@ func NewID(prefix string, now time.Time) string {
 }
 
 // IsID says whether s has the form of an id NewID makes with prefix: the
-// prefix and 26 lower-case ULID characters. A path or filter value of any
-// other form names nothing, and is answered without a lookup.
+// prefix and a ULID in lower case, 26 characters of Crockford's base32
+// (no i, l, o or u), the first at most 7 (128 bits). A path or filter
+// value of any other form names nothing, and is answered without a lookup;
+// every id of this form has a stored key (the store's idKey).
 func IsID(s, prefix string) bool {
 	rest, ok := strings.CutPrefix(s, prefix)
-	return ok && len(rest) == 26 && !strings.ContainsFunc(rest, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'z') })
+	return ok && len(rest) == 26 && '0' <= rest[0] && rest[0] <= '7' &&
+		!strings.ContainsFunc(rest, func(r rune) bool { return !strings.ContainsRune(crockford, r) })
 }
+
+// crockford is the alphabet of a ULID's text, in lower case.
+const crockford = "0123456789abcdefghjkmnpqrstvwxyz"

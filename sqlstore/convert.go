@@ -49,8 +49,7 @@ func parseCursor(s string) (cursor, error) {
 	if s == "" {
 		return cursor{at: 1<<63 - 1}, nil
 	}
-	invalid := mailroom.Errorf(mailroom.ECodeValidation, "cursor: not a cursor this API returned")
-	invalid.Details = []mailroom.FieldError{{Field: "cursor", Message: "not a cursor this API returned"}}
+	invalid := invalidCursor()
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return cursor{}, invalid
@@ -61,6 +60,24 @@ func parseCursor(s string) (cursor, error) {
 		return cursor{}, invalid
 	}
 	return cursor{at: n, id: id}, nil
+}
+
+// parseIDCursor is parseCursor for a list ordered by ids of prefix's
+// kind: a cursor whose id is not one (forged, with its digest made again)
+// is refused, as one this API did not return, rather than start the list
+// over from a key no id has.
+func parseIDCursor(s, prefix string) (cursor, error) {
+	c, err := parseCursor(s)
+	if err == nil && s != "" && !mailroom.IsID(c.id, prefix) {
+		return cursor{}, invalidCursor()
+	}
+	return c, err
+}
+
+func invalidCursor() error {
+	invalid := mailroom.Errorf(mailroom.ECodeValidation, "cursor: not a cursor this API returned")
+	invalid.Details = []mailroom.FieldError{{Field: "cursor", Message: "not a cursor this API returned"}}
+	return invalid
 }
 
 // pageLimit returns the limit to query: one more than asked, to learn

@@ -41,7 +41,7 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Even
 // is an id bound too (the smallest id of its millisecond), which keeps the
 // scan in the index whatever the filter.
 func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
-	after, err := parseCursor(p.Cursor)
+	after, err := parseIDCursor(p.Cursor, mailroom.PrefixEvent)
 	if err != nil {
 		return nil, "", err
 	}

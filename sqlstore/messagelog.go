@@ -259,7 +259,7 @@ type logPlan struct {
 }
 
 func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*logPlan, error) {
-	after, err := parseCursor(p.Cursor)
+	after, err := parseIDCursor(p.Cursor, mailroom.PrefixMessage)
 	if err != nil {
 		return nil, err
 	}

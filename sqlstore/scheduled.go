@@ -17,7 +17,7 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 	after := cursor{at: -1 << 63}
 	if p.Cursor != "" {
 		var err error
-		if after, err = parseCursor(p.Cursor); err != nil {
+		if after, err = parseIDCursor(p.Cursor, mailroom.PrefixMessage); err != nil {
 			return nil, "", err
 		}
 	}

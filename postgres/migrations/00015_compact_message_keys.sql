@@ -10,8 +10,9 @@
 -- New messages' content no longer repeats the envelope's addresses and
 -- tags; stored content keeps them (decoding ignores them) rather than go
 -- through jsonb, which refuses some strings JSON allows (\u0000).
--- Every row is rewritten, which packs the tables: 18 s for 100,000
--- messages on the 2-core test machine (BENCHMARKS.md).
+-- Every row is rewritten, which packs the tables: 18 to 45 s for 100,000
+-- messages on the 2-core test machine, the more for delivered mail, which
+-- keeps its signed bytes (BENCHMARKS.md).
 --
 -- mailroom_id_key(id) decodes the ULID after an id's prefix (Crockford's
 -- base32, 26 characters, 128 bits: the first character holds 3) into its
