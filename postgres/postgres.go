@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -73,6 +74,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
+	var versions []int64
+	var took time.Duration
+	for _, r := range applied {
+		versions, took = append(versions, r.Source.Version), took+r.Duration
+	}
+	sqlstore.LogMigrations(versions, took)
 	// A store a newer binary migrated: Up applied nothing.
 	if err := sqlstore.CheckStoreVersion(ctx, p); err != nil {
 		return err
