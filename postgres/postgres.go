@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -70,21 +69,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	applied, err := p.Up(ctx)
+	applied, err := sqlstore.ApplyMigrations(ctx, p)
 	if err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
-	}
-	var versions []int64
-	var took time.Duration
-	for _, r := range applied {
-		versions, took = append(versions, r.Source.Version), took+r.Duration
-	}
-	sqlstore.LogMigrations(versions, took)
-	// A store a newer binary migrated: Up applied nothing.
-	if err := sqlstore.CheckStoreVersion(ctx, p); err != nil {
 		return err
 	}
-	if len(applied) > 0 {
+	if applied > 0 {
 		// Fresh statistics for the planner: a migration adds indexes and
 		// may rewrite tables, and a server with autovacuum off (or not
 		// yet run) would otherwise plan the log's queries on none, or on

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
-	"time"
 
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite"
@@ -112,21 +111,8 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	applied, err := p.Up(ctx)
-	if err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
-	}
-	var versions []int64
-	var took time.Duration
-	for _, r := range applied {
-		versions, took = append(versions, r.Source.Version), took+r.Duration
-	}
-	sqlstore.LogMigrations(versions, took)
-	// A store a newer binary migrated: Up applied nothing.
-	if err := sqlstore.CheckStoreVersion(ctx, p); err != nil {
-		return err
-	}
-	return nil
+	_, err = sqlstore.ApplyMigrations(ctx, p)
+	return err
 }
 
 // indexedBy forces index, but for message_tags_lookup: message_tags is
