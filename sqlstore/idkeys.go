@@ -67,10 +67,6 @@ func (c idColumn) Scan(src any) error {
 		s, err := keyText(c.prefix, v)
 		*c.dst = s
 		return err
-	case string: // some drivers hand a blob over as a string
-		s, err := keyText(c.prefix, []byte(v))
-		*c.dst = s
-		return err
 	}
 	return fmt.Errorf("a stored %sid of type %T", c.prefix, src)
 }

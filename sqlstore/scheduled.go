@@ -196,19 +196,29 @@ func (s *Store) startMessages(ctx context.Context, tx *sql.Tx, byID map[string]*
 	if err != nil {
 		return nil, s.wrap(err, "start scheduled: categories")
 	}
-	// Each message's sending domain, as it stands now (none: deleted).
+	// Each message's sending domain, as it stands now (none: deleted),
+	// read once for each account and domain among them. (The domains'
+	// account ids are text, the messages' keys: they are not joined.)
+	type sendingDomain struct{ account, name string }
+	statuses := map[sendingDomain]*mailroom.DomainStatus{}
 	domains := map[string]*mailroom.DomainStatus{}
 	for _, id := range ids {
-		sum := byID[id]
-		var status string
-		err := s.txQueryRow(ctx, tx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, sum.AccountID, sum.Domain).Scan(&status)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return nil, s.wrap(err, "start scheduled: domains")
-		default:
-			st := mailroom.DomainStatus(status)
-			domains[id] = &st
+		d := sendingDomain{byID[id].AccountID, byID[id].Domain}
+		st, read := statuses[d]
+		if !read {
+			var status string
+			err := s.txQueryRow(ctx, tx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, d.account, d.name).Scan(&status)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return nil, s.wrap(err, "start scheduled: domains")
+			default:
+				st = new(mailroom.DomainStatus(status))
+			}
+			statuses[d] = st
+		}
+		if st != nil {
+			domains[id] = st
 		}
 	}
 	type waiting struct{ id, address string }
