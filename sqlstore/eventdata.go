@@ -21,9 +21,11 @@ import (
 // storedEventData is e's data as its row keeps it: an email event's
 // detail alone, when its data is exactly what mailroom.EmailEventData of
 // its message id and recipient marshals to, and any other data whole (a
-// reader finds nothing to fill in there). The check costs a marshal; it
-// makes the row and its message give back e's data byte for byte, or
-// keeps the data as it is.
+// reader finds nothing to fill in there). The check costs a marshal; with
+// it, the row and its message give back e's data byte for byte, or the
+// data is kept as it is. (From, subject and tags are not checked against
+// the message, which is not at hand here: every maker of email events,
+// mailroom.NewEmailEvent and the reports', takes them from it.)
 func storedEventData(e *mailroom.Event) string {
 	if e.MessageID == "" {
 		return string(e.Data)
