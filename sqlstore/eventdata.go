@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mailroom/mailroom"
 )
@@ -60,30 +61,26 @@ type storedEmailEventData struct {
 // message. Only a row that holds none of the five is completed: every
 // version wrote all five or (since storedEventData) none, so a row written
 // whole, before events were stored lean, reads back as it was, byte for
-// byte, and no migration rewrites the rows. Data of no email event, or
-// whose message is not at hand (nil m), is left as stored.
-func completeEmailEvent(e *mailroom.Event, m *mailroom.MessageSummary) error {
+// byte, and no migration rewrites the rows. Data of no email event, data
+// that is no JSON object (as before, the API shows what is stored), and
+// an event whose message is not at hand (nil m) are left as stored.
+func completeEmailEvent(e *mailroom.Event, m *mailroom.MessageSummary) {
 	if e.MessageID == "" || m == nil {
-		return nil
+		return
 	}
 	var s storedEmailEventData
-	if err := json.Unmarshal(e.Data, &s); err != nil {
-		return err
-	}
-	if s.MessageID != nil || s.Recipient != nil || s.From != nil || s.Subject != nil || s.Tags != nil {
-		return nil
+	if !bytes.HasPrefix(e.Data, []byte("{")) || json.Unmarshal(e.Data, &s) != nil ||
+		s.MessageID != nil || s.Recipient != nil || s.From != nil || s.Subject != nil || s.Tags != nil {
+		return
 	}
 	d := mailroom.EmailEventData{MessageID: e.MessageID, Recipient: e.Recipient, From: m.From, Subject: m.Subject, Tags: m.Tags,
 		EmailEventDetail: s.EmailEventDetail}
 	if d.Tags == nil {
 		d.Tags = map[string]string{} // as mailroom.NewEmailEvent has it
 	}
-	data, err := json.Marshal(d)
-	if err != nil {
-		return err
+	if data, err := json.Marshal(d); err == nil { // (strings, ints and a map of strings: it always is)
+		e.Data = data
 	}
-	e.Data = data
-	return nil
 }
 
 // withMessages wraps query, which selects eventColumns from events, to
@@ -110,9 +107,10 @@ func scanEventOfMessage(row scanner) (*mailroom.Event, error) {
 	}
 	m := &mailroom.MessageSummary{ID: e.MessageID, From: from.String, Subject: subject.String}
 	if m.Tags, err = envelopeTags(envelope.String); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("message %s envelope: %w", m.ID, err)
 	}
-	return e, completeEmailEvent(e, m)
+	completeEmailEvent(e, m)
+	return e, nil
 }
 
 // envelopeTags reads the tags alone of a message's envelope column.

@@ -122,9 +122,7 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		// not from a join.
 		sum := m.Summary()
 		for _, e := range events {
-			if err := completeEmailEvent(e, sum); err != nil {
-				return s.wrap(err, "message events")
-			}
+			completeEmailEvent(e, sum)
 		}
 		return nil
 	})
