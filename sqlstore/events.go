@@ -46,7 +46,7 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Even
 // back in order here: it is at most a page, and SQLite would sort it with a
 // temporary b-tree.
 func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
-	query, args, limit, err := EventsQuery(accountID, f, p)
+	query, args, limit, err := EventsQuery(accountKey(accountID), f, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -63,16 +63,17 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	return out, next, nil
 }
 
-// EventsQuery is the statement of ListEvents for f and p, and the page's
-// size. Exported for storetest's plan check.
-func EventsQuery(accountID string, f mailroom.EventFilter, p mailroom.Page) (query string, args []any, limit int, err error) {
+// EventsQuery is the statement of ListEvents for f and p among the events
+// of the account whose stored key is account, and the page's size.
+// Exported for storetest's plan check.
+func EventsQuery(account any, f mailroom.EventFilter, p mailroom.Page) (query string, args []any, limit int, err error) {
 	after, err := parseIDCursor(p.Cursor, mailroom.PrefixEvent)
 	if err != nil {
 		return "", nil, 0, err
 	}
 	limit = pageLimit(p)
 	where := []string{"account_id = $1"}
-	args = []any{accountKey(accountID)}
+	args = []any{account}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))

@@ -210,7 +210,7 @@ func eventQueries(t *testing.T) []eventQuery {
 	for _, f := range []mailroom.EventFilter{{}, {Type: mailroom.EventEmailBounced}, {MessageID: "msg_01jz0000000000000000000000"},
 		{Since: &since}, {Type: mailroom.EventEmailDelivered, Since: &since}} {
 		for _, page := range []mailroom.Page{{}, {Cursor: "MTc2NDAwMDAwMDAwMDAwMC5ldnRfMDFqejAwMDAwMDAwMDAwMDAwMDAwMDAwMDA"}} {
-			q, args, _, err := sqlstore.EventsQuery("acct_x", f, page)
+			q, args, _, err := sqlstore.EventsQuery(acctX, f, page)
 			if err != nil {
 				t.Fatal(err)
 			}
