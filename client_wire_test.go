@@ -97,8 +97,9 @@ func TestClientEnumsMatchTheServers(t *testing.T) {
 func TestClientVerifiesWhatTheServiceSigns(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	ev, err := mailroom.NewEvent("acct_1", mailroom.EventEmailBounced, mailroom.EmailEventData{MessageID: "msg_1", Recipient: "ann@example.net",
-		From: "o@shop.example", Subject: "Hi", Tags: map[string]string{"kind": "receipt"}, SMTPCode: 550, SMTPResponse: "550 5.1.1 unknown",
-		BounceType: "hard", Attempt: 1}, now.Add(123*time.Millisecond))
+		From: "o@shop.example", Subject: "Hi", Tags: map[string]string{"kind": "receipt"},
+		EmailEventDetail: mailroom.EmailEventDetail{SMTPCode: 550, SMTPResponse: "550 5.1.1 unknown", BounceType: "hard", Attempt: 1}},
+		now.Add(123*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,15 +16,27 @@ const (
 )
 
 // EmailEventData is the "data" of an email event (docs/api.md "Webhooks and events").
+// Its first five fields are what the message and the event's own message
+// and recipient hold; the rest, EmailEventDetail, is what the event alone
+// tells. Storage keeps only the detail and fills in the rest when it reads
+// the event (docs/design.md "How a message is stored"). EmailEventDetail is
+// embedded, so its fields follow the first five in the JSON, as they
+// always have.
 type EmailEventData struct {
-	MessageID    string            `json:"messageId"`
-	Recipient    string            `json:"recipient"`
-	From         string            `json:"from"`
-	Subject      string            `json:"subject"`
-	Tags         map[string]string `json:"tags"`
-	SMTPCode     int               `json:"smtpCode,omitempty"`
-	SMTPResponse string            `json:"smtpResponse,omitempty"`
-	MX           string            `json:"mx,omitempty"`
+	MessageID string            `json:"messageId"`
+	Recipient string            `json:"recipient"`
+	From      string            `json:"from"`
+	Subject   string            `json:"subject"`
+	Tags      map[string]string `json:"tags"`
+	EmailEventDetail
+}
+
+// EmailEventDetail is what an email event tells of its attempt or report,
+// beyond the message and recipient it is of.
+type EmailEventDetail struct {
+	SMTPCode     int    `json:"smtpCode,omitempty"`
+	SMTPResponse string `json:"smtpResponse,omitempty"`
+	MX           string `json:"mx,omitempty"`
 	// Unencrypted is set when the session ran in clear text.
 	Unencrypted bool `json:"unencrypted,omitempty"`
 	// BounceType is "hard" for a permanent mailbox failure (5.1.x), "soft"
@@ -47,7 +59,8 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 	}
 	data := EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
-		SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted, Attempt: r.Attempts,
+		EmailEventDetail: EmailEventDetail{SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted,
+			Attempt: r.Attempts},
 	}
 	if typ == EventEmailBounced {
 		data.BounceType = "soft"

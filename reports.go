@@ -234,7 +234,8 @@ func (s *Reports) dsnOutcome(m *Message, target *Recipient, block ReportRecipien
 	r.SMTPCode, r.SMTPResponse = code, response
 	ev := NewEmailEvent(m.Summary(), &r, typ, now)
 	data := EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From.Address, Subject: m.Subject, Tags: tagsOrEmpty(m.Tags),
-		SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true, ReportText: Excerpt(text, MaxReportText), Attempt: r.Attempts}
+		EmailEventDetail: EmailEventDetail{SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true,
+			ReportText: Excerpt(text, MaxReportText), Attempt: r.Attempts}}
 	hard := status == RecipientBounced && (strings.HasPrefix(block.Status, "5.1.") || IsHardBounce(code, response))
 	if hard {
 		data.BounceType = "hard"
@@ -313,7 +314,7 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) er
 	now := s.Now().UTC()
 	ev := NewEmailEvent(m.Summary(), target, EventEmailComplained, now)
 	ev.Data = mustJSON(EmailEventData{MessageID: m.ID, Recipient: target.Address, From: m.From.Address, Subject: m.Subject,
-		Tags: tagsOrEmpty(m.Tags), Async: true, ReportText: Excerpt(r.Text, MaxReportText), Attempt: target.Attempts})
+		Tags: tagsOrEmpty(m.Tags), EmailEventDetail: EmailEventDetail{Async: true, ReportText: Excerpt(r.Text, MaxReportText), Attempt: target.Attempts}})
 	return s.Store.RecordReport(ctx, &ReportOutcome{MessageID: m.ID, Address: target.Address, Status: RecipientComplained,
 		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
 		Suppress: &Suppression{AccountID: m.AccountID, Address: target.Address, Reason: SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})

@@ -130,7 +130,7 @@ func (a *acceptArrays) addEvent(e *mailroom.Event) {
 	a.eventID = append(a.eventID, eventKey(e.ID))
 	a.eventAccount = append(a.eventAccount, accountKey(e.AccountID))
 	a.eventType = append(a.eventType, e.Type)
-	a.eventData = append(a.eventData, string(e.Data))
+	a.eventData = append(a.eventData, storedEventData(e))
 	a.eventCreatedAt = append(a.eventCreatedAt, micros(e.CreatedAt))
 	a.eventMessage = append(a.eventMessage, messageKey(e.MessageID))
 	a.eventRecipient = append(a.eventRecipient, e.Recipient)

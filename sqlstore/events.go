@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,9 +28,10 @@ func (s *Store) insertEventOnly(ctx context.Context, tx *sql.Tx, e *mailroom.Eve
 	return s.wrap(err, "insert event")
 }
 
-// Event finds one of an account's events.
+// Event finds one of an account's events, its data completed from its
+// message.
 func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Event, error) {
-	e, err := scanEvent(s.readRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND account_id = $2`, eventKey(id), accountKey(accountID)))
+	e, err := scanEventOfMessage(s.readRow(ctx, EventQuery, eventKey(id), accountKey(accountID)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q.", id)
 	}
@@ -39,15 +41,39 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Even
 // ListEvents lists an account's events, newest first. Event ids sort by
 // creation time, so the id alone orders and pages them, and a since bound
 // is an id bound too (the smallest id of its millisecond), which keeps the
-// scan in the index whatever the filter.
+// scan in the index whatever the filter. Each event's data is completed
+// from its message in the same query (withMessages), and the page is put
+// back in order here: it is at most a page, and SQLite would sort it with a
+// temporary b-tree.
 func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
-	after, err := parseIDCursor(p.Cursor, mailroom.PrefixEvent)
+	query, args, limit, err := EventsQuery(accountKey(accountID), f, p)
 	if err != nil {
 		return nil, "", err
 	}
-	limit := pageLimit(p)
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, "", s.wrap(err, "list events")
+	}
+	out, err := collect(rows, scanEventOfMessage)
+	if err != nil {
+		return nil, "", s.wrap(err, "list events")
+	}
+	slices.SortFunc(out, func(a, b *mailroom.Event) int { return strings.Compare(b.ID, a.ID) })
+	out, next := trimPage(out, limit, func(x *mailroom.Event) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
+	return out, next, nil
+}
+
+// EventsQuery is the statement of ListEvents for f and p among the events
+// of the account whose stored key is account, and the page's size.
+// Exported for storetest's plan check.
+func EventsQuery(account any, f mailroom.EventFilter, p mailroom.Page) (query string, args []any, limit int, err error) {
+	after, err := parseIDCursor(p.Cursor, mailroom.PrefixEvent)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	limit = pageLimit(p)
 	where := []string{"account_id = $1"}
-	args := []any{accountKey(accountID)}
+	args = []any{account}
 	add := func(cond string, v any) {
 		args = append(args, v)
 		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
@@ -66,18 +92,13 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 		add("created_at >= ?", micros(*f.Since))
 	}
 	args = append(args, limit+1)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, "", s.wrap(err, "list events")
-	}
-	out, err := collect(rows, scanEvent)
-	if err != nil {
-		return nil, "", s.wrap(err, "list events")
-	}
-	out, next := trimPage(out, limit, func(x *mailroom.Event) cursor { return cursor{at: micros(x.CreatedAt), id: x.ID} })
-	return out, next, nil
+	return withMessages(`SELECT ` + eventColumns + ` FROM events WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args))), args, limit, nil
 }
+
+// EventQuery is the statement of Event, its parameters the event's key
+// and its account's. Exported for storetest's plan check.
+var EventQuery = withMessages(`SELECT ` + eventColumns + ` FROM events WHERE id = $1 AND account_id = $2`)
 
 const eventColumns = `id, account_id, type, data, created_at, message_id, recipient`
 
@@ -95,13 +116,14 @@ func scanEvent(row scanner) (*mailroom.Event, error) {
 	return &e, nil
 }
 
-// eventRow is e's values in eventColumns' order.
+// eventRow is e's values in eventColumns' order, its data as stored
+// (storedEventData).
 func eventRow(e *mailroom.Event) []any {
 	var message any
 	if e.MessageID != "" {
 		message = messageKey(e.MessageID)
 	}
-	return []any{eventKey(e.ID), accountKey(e.AccountID), e.Type, string(e.Data), micros(e.CreatedAt), message, nullString(e.Recipient)}
+	return []any{eventKey(e.ID), accountKey(e.AccountID), e.Type, storedEventData(e), micros(e.CreatedAt), message, nullString(e.Recipient)}
 }
 
 // nullString stores "" as NULL, so that partial indexes skip it.

@@ -115,8 +115,16 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		if err != nil {
 			return s.wrap(err, "message events")
 		}
-		events, err = collect(rows, scanEvent)
-		return s.wrap(err, "message events")
+		if events, err = collect(rows, scanEvent); err != nil {
+			return s.wrap(err, "message events")
+		}
+		// The message is at hand: its events' data is completed from it,
+		// not from a join.
+		sum := m.Summary()
+		for _, e := range events {
+			completeEmailEvent(e, sum)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, nil, err

@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +97,31 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			strings.Contains(p, "SCAN events") || strings.Contains(p, "Seq Scan") {
 			t.Errorf("a webhook claim does not read its events by %s:\n%s", epkey, p)
 		}
+		// Events are read with their message (sqlstore.withMessages): the
+		// events by an index, and their messages by the primary key, with
+		// no scan or hash of messages. (That each event's message is a
+		// probe of that key, not a walk of it, shows on tables with rows:
+		// TestEventReadsProbeTheirMessages.)
+		for _, q := range eventQueries(t) {
+			p := plan(t, db, explain+q.sql, q.args...)
+			bad := []string{"Sort", "Seq Scan", "Hash", "Materialize"}
+			want := []string{"messages_pkey on messages m"}
+			if e.Name == "sqlite" {
+				// (SCAN p is the reading of the page, in a co-routine.)
+				bad = []string{"TEMP B-TREE", "SCAN events", "SCAN m"}
+				want = []string{"SEARCH events USING", "SEARCH m USING INDEX sqlite_autoindex_messages_1 (id=?)"}
+			}
+			for _, b := range bad {
+				if strings.Contains(p, b) {
+					t.Errorf("%q in the plan of\n%s\nplan:\n%s", b, q.sql, p)
+				}
+			}
+			for _, w := range want {
+				if !strings.Contains(p, w) {
+					t.Errorf("%q is not in the plan of\n%s\nplan:\n%s", w, q.sql, p)
+				}
+			}
+		}
 		// The email log, every filter and combinations: each statement
 		// ListMessages may run (the count of each candidate driver, and the
 		// page driven by each) walks its driver's index in id order, with
@@ -128,6 +154,70 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEventReadsProbeTheirMessages: each statement that reads events
+// (sqlstore.EventQuery, EventsQuery and ClaimedEventsQuery) reads the
+// message of each event it returns by one probe of the messages' primary
+// key, on tables of a few thousand rows, where a walk of the key would
+// cost more than a probe (PostgreSQL plans either on empty tables). Their
+// statistics are those of the migrations' ANALYZE, of empty tables, as on
+// a server without autovacuum.
+func TestEventReadsProbeTheirMessages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := context.Background()
+		s, db := openWithSQL(t, e.Name)
+		acct := storetest.NewAccount(t, s, "acme")
+		at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+		for b := range 4 {
+			var batch []*mailroom.Message
+			for i := range 500 {
+				n := b*500 + i
+				batch = append(batch, storetest.NewMessage(acct, at.Add(time.Duration(n)*time.Millisecond), fmt.Sprintf("r%d@x.example", n)))
+			}
+			if _, err := s.AcceptMessages(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		explain := map[string]string{"sqlite": "EXPLAIN QUERY PLAN ", "postgres": "EXPLAIN "}[e.Name]
+		probe := map[string]string{"sqlite": "SEARCH m USING INDEX sqlite_autoindex_messages_1 (id=?)",
+			"postgres": "Index Cond: (id = "}[e.Name]
+		for _, q := range eventQueries(t) {
+			p := plan(t, db, explain+q.sql, q.args...)
+			if !strings.Contains(p, probe) || strings.Contains(p, "Seq Scan on messages") || strings.Contains(p, "Hash") ||
+				strings.Contains(p, "SCAN m") {
+				t.Errorf("the messages of the events are not read by a probe (%q) of\n%s\nplan:\n%s", probe, q.sql, p)
+			}
+		}
+	})
+}
+
+// eventQuery is a statement that reads events, with its arguments.
+type eventQuery struct {
+	sql  string
+	args []any
+}
+
+// eventQueries are the statements that read events with their messages:
+// one event, a claim's three, and the events list with each filter, on
+// the first page and past it.
+func eventQueries(t *testing.T) []eventQuery {
+	out := []eventQuery{
+		{sqlstore.EventQuery, []any{acctX, acctX}},
+		{sqlstore.ClaimedEventsQuery(3), []any{acctX, acctX, acctX, acctX, acctX, acctX}},
+	}
+	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, f := range []mailroom.EventFilter{{}, {Type: mailroom.EventEmailBounced}, {MessageID: "msg_01jz0000000000000000000000"},
+		{Since: &since}, {Type: mailroom.EventEmailDelivered, Since: &since}} {
+		for _, page := range []mailroom.Page{{}, {Cursor: "MTc2NDAwMDAwMDAwMDAwMC5ldnRfMDFqejAwMDAwMDAwMDAwMDAwMDAwMDAwMDA"}} {
+			q, args, _, err := sqlstore.EventsQuery(acctX, f, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, eventQuery{q, args})
+		}
+	}
+	return out
 }
 
 // acctX is a stored key (16 bytes) for the plans' arguments.
