@@ -2,6 +2,8 @@ package storetest_test
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -147,25 +149,8 @@ func TestAccountKeysKeepAccountsApart(t *testing.T) {
 // reopenable returns a function that opens a store over one database of
 // e each time it is called, each closed when the test ends.
 func reopenable(t *testing.T, e storetest.Engine) func() *sqlstore.Store {
-	ctx := context.Background()
-	var open func() (*sqlstore.Store, error)
-	switch e.Name {
-	case "sqlite":
-		dir := t.TempDir()
-		open = func() (*sqlstore.Store, error) { return sqlite.Open(ctx, dir) }
-	case "postgres":
-		url := storetest.NewPostgresDatabase(t)
-		open = func() (*sqlstore.Store, error) { return postgres.Open(ctx, url) }
-	}
-	return func() *sqlstore.Store {
-		t.Helper()
-		s, err := open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open, _ := reopenableWithSQL(t, e)
+	return open
 }
 
 // checkAccountSees holds that acct sees its own messages (own[acct.ID],
@@ -263,4 +248,61 @@ func checkAccountSees(t *testing.T, s *sqlstore.Store, store int, acct *mailroom
 	if got := messageIDs(sched); !reflect.DeepEqual(got, wantSched) {
 		t.Errorf("store %d: %s's scheduled list: %v, want %v", store, acct.Name, got, wantSched)
 	}
+}
+
+// TestAccountKeysAreNotReused: an account deleted by hand (Mailroom never
+// deletes one) leaves its mail behind under its key; an account created
+// after it must get another key, and see none of that mail, on a store
+// that never knew the deleted one.
+func TestAccountKeysAreNotReused(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := context.Background()
+		open, db := reopenableWithSQL(t, e)
+		s1 := open()
+		a := storetest.NewAccount(t, s1, "acme")
+		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		m := storetest.NewMessage(a, at, "ann@x.example")
+		storetest.Try(s1.AcceptMessage(ctx, m)).Must(t)
+		mustExec(t, db, `DELETE FROM accounts WHERE id = $1`, a.ID)
+
+		b := storetest.NewAccount(t, open(), "globex")
+		s2 := open()
+		if got, _ := storetest.Try2(s2.ListMessages(ctx, b.ID, mailroom.MessageFilter{}, mailroom.Page{})).Must(t); len(got) != 0 {
+			t.Errorf("an account created after another was deleted lists %v, the deleted one's mail", messageIDs(got))
+		}
+		if _, _, err := s2.Message(ctx, b.ID, m.ID); mailroom.ErrorCode(err) != mailroom.ECodeNotFound {
+			t.Errorf("Message(%s) of the new account: %v, want %s", m.ID, err, mailroom.ECodeNotFound)
+		}
+	})
+}
+
+// reopenableWithSQL is reopenable, and a plain connection to the database.
+func reopenableWithSQL(t *testing.T, e storetest.Engine) (func() *sqlstore.Store, *sql.DB) {
+	ctx := context.Background()
+	var open func() (*sqlstore.Store, error)
+	var db *sql.DB
+	var err error
+	switch e.Name {
+	case "sqlite":
+		dir := t.TempDir()
+		open = func() (*sqlstore.Store, error) { return sqlite.Open(ctx, dir) }
+		db, err = sql.Open("sqlite", "file:"+filepath.Join(dir, sqlite.FileName)+"?_pragma=busy_timeout(10000)")
+	case "postgres":
+		url := storetest.NewPostgresDatabase(t)
+		open = func() (*sqlstore.Store, error) { return postgres.Open(ctx, url) }
+		db, err = sql.Open("pgx", url)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return func() *sqlstore.Store {
+		t.Helper()
+		s, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, db
 }

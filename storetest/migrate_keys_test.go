@@ -154,7 +154,9 @@ func testMigratedRows(t *testing.T, e storetest.Engine, version int64) {
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	t1, t2, t3 := t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(3*time.Second)
 	acct := mailroom.NewID(mailroom.PrefixAccount, t0)
-	other := mailroom.NewID(mailroom.PrefixAccount, t0) // an account of nothing
+	// An account of nothing, whose id sorts before acct's: 00016 gives it
+	// key 1 and acct key 2, so that rows given the least key are seen.
+	other := mailroom.NewID(mailroom.PrefixAccount, t0.Add(-time.Second))
 	tpl := mailroom.NewID(mailroom.PrefixTemplate, t0)
 	m1 := mailroom.NewID(mailroom.PrefixMessage, t1) // a receipt under an idempotency key, finished
 	m2 := mailroom.NewID(mailroom.PrefixMessage, t2) // no key, but a digest 00015 must drop; queued
