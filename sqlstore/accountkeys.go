@@ -17,14 +17,19 @@ import (
 // by their text ids; the store turns an id into its key for what it writes
 // and looks for, and the key of each row it reads back into the id.
 //
-// The keys are kept in memory, per Store, both ways. A key is assigned
-// once, when its account is created (by the database: nodes share
-// PostgreSQL), never changed and never given to another account (on
-// PostgreSQL a sequence, on SQLite one more than any key stored), so a
-// pair once read stays true for as long as any row holds the key: a hit
-// answers exactly what a read of accounts would. Only accounts that exist
-// are kept; an id no account has is read again each time, so that an
-// account created since (by another node) is found.
+// The keys are kept in memory, per Store, both ways: the accept path
+// then reads nothing to find them, and SQLite's one writer waits on no
+// lookup. A key is assigned once, when its account is created (by the
+// database: nodes share PostgreSQL), never changed and never given to
+// another account (on PostgreSQL a sequence, on SQLite one more than any
+// key stored), so a pair once read stays true for every row that holds
+// the key. Only accounts that exist are kept; an id no account has is read
+// again each time, so that an account created since (by another node) is
+// found. Mailroom deletes no account. One deleted by hand (its API keys,
+// which reference it, first, so no request can come in its name) keeps its
+// pair here until the node restarts, which finds only its own mail left
+// behind, as the rows found by its id did before this key: never another
+// account's.
 type accountKeys struct {
 	byID  sync.Map // string → int64
 	byKey sync.Map // int64 → string
