@@ -493,6 +493,16 @@ func testMigratedRows(t *testing.T, e storetest.Engine, version int64) {
 	if got, _ := storetest.Try2(s.ListEvents(ctx, acct, mailroom.EventFilter{}, mailroom.Page{})).Must(t); len(got) != 3 {
 		t.Errorf("after retention %d events are listed, want 3 (m2's, m3's and the domain's)", len(got))
 	}
+
+	// An account created after the migration gets the next key, and
+	// none of the migrated mail.
+	fresh := storetest.NewAccount(t, s, "initech")
+	if key := storedAccountKey(t, db, fresh.ID); key != 3 {
+		t.Errorf("an account created after the migration has the key %d, want 3", key)
+	}
+	if got, _ := storetest.Try2(s.ListMessages(ctx, fresh.ID, mailroom.MessageFilter{}, mailroom.Page{})).Must(t); len(got) != 0 {
+		t.Errorf("an account created after the migration lists %v", messageIDs(got))
+	}
 }
 
 // testCompactKeysRefusal stores, each in a fresh database at version 14,

@@ -63,6 +63,7 @@ CREATE TABLE recipients_new (
     address         TEXT NOT NULL,
     account_id      INTEGER NOT NULL,
     kind            TEXT NOT NULL,
+    -- The recipient's place in the request: to, then cc, then bcc.
     position        INTEGER NOT NULL,
     status          TEXT NOT NULL,
     attempts        INTEGER NOT NULL DEFAULT 0,
