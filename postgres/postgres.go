@@ -102,7 +102,9 @@ var engine = sqlstore.Engine{
 	MinKey:       "min(%s::text)",
 	ArrayInserts: true,
 	IdleConns:    20,
-	Snapshot:     &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	// The identity column's sequence (migration 00016).
+	NewAccountKey: "DEFAULT",
+	Snapshot:      &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	// clock_timestamp(), not now(): now() is the start of the transaction.
 	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 	IsUniqueViolation: func(err error) bool {

@@ -133,6 +133,7 @@ var engine = sqlstore.Engine{
 	// per parameter: binding n of them costs n², a third of the CPU of a
 	// batch's accept before this.
 	AnonymousParams: true,
+	NewAccountKey:   newAccountKey,
 	// One node per data directory: the database's clock is that node's.
 	NowMicros: "CAST(unixepoch('subsec') * 1000000 AS INTEGER)",
 	// rtrim(a, chars) with the address's own characters other than '@'
@@ -157,3 +158,10 @@ var engine = sqlstore.Engine{
 		return false
 	},
 }
+
+// newAccountKey is one more than any account key stored (migration 00016):
+// in accounts, and in the mail tables, whose rows would outlive an account
+// deleted by hand, so that no account is given a key that finds another's
+// mail. Each max is one step down an index that leads with the key.
+const newAccountKey = `(SELECT coalesce(max(k), 0) + 1 FROM (SELECT max(key) AS k FROM accounts
+	UNION ALL SELECT max(account_id) FROM messages UNION ALL SELECT max(account_id) FROM events))`

@@ -28,12 +28,18 @@ func (s *Store) AcceptMessage(ctx context.Context, m *mailroom.Message) (mailroo
 // AcceptMessages stores a batch as one job of the group committer: one
 // transaction, written with multi-row statements (insertRows), so that a
 // batch of 500 costs about as many statements as a single send on
-// PostgreSQL, where each statement is a round trip. The rows are encoded
-// before the job runs: on SQLite the job holds the only writer.
+// PostgreSQL, where each statement is a round trip. The rows are encoded,
+// and the accounts' keys found, before the job runs: on SQLite the job
+// holds the only writer.
 func (s *Store) AcceptMessages(ctx context.Context, ms []*mailroom.Message) ([]mailroom.AcceptOutcome, error) {
 	batch, err := newAcceptBatch(ms)
 	if err != nil {
 		return nil, err
+	}
+	for i, m := range ms {
+		if batch.accounts[i], err = s.writtenAccountKey(ctx, nil, m.AccountID); err != nil {
+			return nil, err
+		}
 	}
 	aj := &acceptJob{batch: batch}
 	err = s.committer.submit(ctx, &job{accept: aj, run: func(ctx context.Context, tx *sql.Tx) error {
@@ -60,6 +66,7 @@ func (s *Store) mergeAccepts(ctx context.Context, tx *sql.Tx, jobs []*job) error
 	for _, j := range jobs {
 		b := j.accept.batch
 		all.ms = append(all.ms, b.ms...)
+		all.accounts = append(all.accounts, b.accounts...)
 		all.content = append(all.content, b.content...)
 		all.envelopes = append(all.envelopes, b.envelopes...)
 		all.events = append(all.events, b.events...)
@@ -77,7 +84,9 @@ func (s *Store) mergeAccepts(ctx context.Context, tx *sql.Tx, jobs []*job) error
 
 // acceptBatch is a batch of messages encoded for their rows.
 type acceptBatch struct {
-	ms                 []*mailroom.Message
+	ms []*mailroom.Message
+	// accounts[i] is ms[i]'s account's key.
+	accounts           []int64
 	content, envelopes []string
 	// events[i][j] is the first event of ms[i]'s recipient j, made ahead
 	// of the transaction; acceptAll sets its type.
@@ -85,7 +94,7 @@ type acceptBatch struct {
 }
 
 func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
-	b := &acceptBatch{ms: ms, content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
+	b := &acceptBatch{ms: ms, accounts: make([]int64, len(ms)), content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
 		events: make([][]*mailroom.Event, len(ms))}
 	for i, m := range ms {
 		// The email log turns since/until into bounds on the key
@@ -146,7 +155,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 		// The key was used before (by an earlier message of this batch,
 		// perhaps): ON CONFLICT skipped the row, and its recipients, tags
 		// and events with it.
-		out[i].Result, out[i].Err = s.earlierMessage(ctx, tx, m)
+		out[i].Result, out[i].Err = s.earlierMessage(ctx, tx, m, b.accounts[i])
 		if out[i].Err != nil && !mailroom.IsCode(out[i].Err, mailroom.ECodeIdempotencyKeyReused) {
 			return nil, out[i].Err
 		}
@@ -239,7 +248,7 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 		if m.Template != nil {
 			templateID, templateName = m.Template.ID, m.Template.Name
 		}
-		messageRows = append(messageRows, messageKey(m.ID), accountKey(m.AccountID), string(m.Status), m.From.Address, m.Subject,
+		messageRows = append(messageRows, messageKey(m.ID), b.accounts[i], string(m.Status), m.From.Address, m.Subject,
 			string(m.Category), m.Domain, nullable(m.IdempotencyKey), keyedDigest(m), b.content[i], b.envelopes[i], micros(m.CreatedAt),
 			microsOrNil(m.ScheduledAt), templateID, templateName, raw)
 	}
@@ -268,13 +277,13 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 			if r.Status == mailroom.RecipientSuppressed {
 				dueAt = nil
 			}
-			recipientRows = append(recipientRows, messageKey(m.ID), r.Address, accountKey(m.AccountID), string(r.Kind), j, string(r.Status),
+			recipientRows = append(recipientRows, messageKey(m.ID), r.Address, b.accounts[i], string(r.Kind), j, string(r.Status),
 				due, dueAt, microsOrNil(r.NextAttemptAt))
-			eventRows = append(eventRows, eventRow(e)...)
+			eventRows = append(eventRows, eventRow(e, b.accounts[i])...)
 			events = append(events, e)
 		}
 		for k, v := range m.Tags {
-			tagRows = append(tagRows, messageKey(m.ID), accountKey(m.AccountID), k, v)
+			tagRows = append(tagRows, messageKey(m.ID), b.accounts[i], k, v)
 		}
 	}
 	if err := s.insertRows(ctx, tx, recipientInsert, recipientRows, nil); err != nil {
@@ -304,7 +313,7 @@ var (
 		head:  `INSERT INTO recipients (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at) VALUES `,
 		width: 9,
 	}
-	eventInsert = multiInsert{head: `INSERT INTO events (` + eventColumns + `) VALUES `, width: len(eventRow(&mailroom.Event{}))}
+	eventInsert = multiInsert{head: `INSERT INTO events (` + eventColumns + `) VALUES `, width: len(eventRow(&mailroom.Event{}, 0))}
 	tagInsert   = multiInsert{head: `INSERT INTO message_tags (message_id, account_id, key, value) VALUES `, width: 4}
 )
 
@@ -312,8 +321,12 @@ var (
 func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, digest []byte) (mailroom.AcceptResult, error) {
 	var id, status string
 	var stored []byte
-	err := s.readRow(ctx, `SELECT id, status, request_digest FROM messages
-		WHERE account_id = $1 AND idempotency_key = $2`, accountKey(accountID), key).Scan(messageColumn(&id), &status, &stored)
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return mailroom.AcceptResult{}, err
+	}
+	err = s.readRow(ctx, `SELECT id, status, request_digest FROM messages
+		WHERE account_id = $1 AND idempotency_key = $2`, account, key).Scan(messageColumn(&id), &status, &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return mailroom.AcceptResult{}, mailroom.Errorf(mailroom.ECodeNotFound, "No message under this idempotency key.")
 	}
@@ -323,13 +336,14 @@ func (s *Store) IdempotentMessage(ctx context.Context, accountID, key string, di
 	return idempotentAnswer(id, status, stored, digest)
 }
 
-// earlierMessage answers a send whose idempotency key the account used
-// before: a duplicate when the requests match, an error when they differ.
-func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Message) (mailroom.AcceptResult, error) {
+// earlierMessage answers a send whose idempotency key the account (of
+// key account) used before: a duplicate when the requests match, an error
+// when they differ.
+func (s *Store) earlierMessage(ctx context.Context, tx *sql.Tx, m *mailroom.Message, account int64) (mailroom.AcceptResult, error) {
 	var id, status string
 	var digest []byte
 	err := s.txQueryRow(ctx, tx, `SELECT id, status, request_digest FROM messages
-		WHERE account_id = $1 AND idempotency_key = $2`, accountKey(m.AccountID), m.IdempotencyKey).Scan(messageColumn(&id), &status, &digest)
+		WHERE account_id = $1 AND idempotency_key = $2`, account, m.IdempotencyKey).Scan(messageColumn(&id), &status, &digest)
 	if err != nil {
 		return mailroom.AcceptResult{}, s.wrap(err, "find idempotent message")
 	}
@@ -344,9 +358,13 @@ func idempotentAnswer(id, status string, stored, digest []byte) (mailroom.Accept
 // a query.
 func (s *Store) IdempotentMessages(ctx context.Context, accountID string, keys []string) (map[string]mailroom.KeyedMessage, error) {
 	out := map[string]mailroom.KeyedMessage{}
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, err
+	}
 	for len(keys) > 0 {
 		n := min(len(keys), maxStatementRows)
-		args := []any{accountKey(accountID)}
+		args := []any{account}
 		for _, k := range keys[:n] {
 			args = append(args, k)
 		}

@@ -21,15 +21,16 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 	var a acceptArrays
 	for _, i := range b.insertOrder() {
 		m := b.ms[i]
-		a.addMessage(m, b.content[i], b.envelopes[i])
+		account := b.accounts[i]
+		a.addMessage(m, account, b.content[i], b.envelopes[i])
 		due := micros(due(m))
 		for j, r := range m.Recipients {
-			a.addRecipient(m, r, j, due)
-			a.addEvent(b.events[i][j])
+			a.addRecipient(m, account, r, j, due)
+			a.addEvent(b.events[i][j], account)
 		}
 		for k, v := range m.Tags {
 			a.tagMessage = append(a.tagMessage, messageKey(m.ID))
-			a.tagAccount = append(a.tagAccount, accountKey(m.AccountID))
+			a.tagAccount = append(a.tagAccount, account)
 			a.tagKey = append(a.tagKey, k)
 			a.tagValue = append(a.tagValue, v)
 		}
@@ -48,11 +49,12 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 
 // acceptArrays are a batch's rows, a slice a column, in the order of
 // acceptArraysStatement's parameters. A nil pointer or slice is NULL. Ids
-// are keys (idKey), but for the webhook deliveries' own columns, which
-// keep the text.
+// are keys (idKey, and accounts' integer keys), but for the webhook
+// deliveries' own columns, which keep the text.
 type acceptArrays struct {
 	// messages
-	id, account                             [][]byte
+	id                                      [][]byte
+	account                                 []int64
 	status, from, subject, category, domain []string
 	key                                     []*string
 	digest                                  [][]byte
@@ -64,7 +66,7 @@ type acceptArrays struct {
 	// recipients
 	rcptMessage                  [][]byte
 	rcptAddress                  []string
-	rcptAccount                  [][]byte
+	rcptAccount                  []int64
 	rcptKind                     []string
 	rcptPosition                 []int64
 	rcptStatus                   []string
@@ -72,7 +74,8 @@ type acceptArrays struct {
 	rcptDueAt, rcptNextAttemptAt []*int64
 	// events, with the bit of their type among webhook subscriptions and
 	// their ids as text, for the deliveries
-	eventID, eventAccount         [][]byte
+	eventID                       [][]byte
+	eventAccount                  []int64
 	eventType, eventData          []string
 	eventCreatedAt                []int64
 	eventMessage                  [][]byte
@@ -80,14 +83,14 @@ type acceptArrays struct {
 	eventBit                      []int64
 	eventTextID, eventTextAccount []string
 	// tags
-	tagAccount       [][]byte
+	tagAccount       []int64
 	tagKey, tagValue []string
 	tagMessage       [][]byte
 }
 
-func (a *acceptArrays) addMessage(m *mailroom.Message, content, envelope string) {
+func (a *acceptArrays) addMessage(m *mailroom.Message, account int64, content, envelope string) {
 	a.id = append(a.id, messageKey(m.ID))
-	a.account = append(a.account, accountKey(m.AccountID))
+	a.account = append(a.account, account)
 	a.status = append(a.status, string(m.Status))
 	a.from = append(a.from, m.From.Address)
 	a.subject = append(a.subject, m.Subject)
@@ -110,14 +113,14 @@ func (a *acceptArrays) addMessage(m *mailroom.Message, content, envelope string)
 	a.raw = append(a.raw, m.Raw)
 }
 
-func (a *acceptArrays) addRecipient(m *mailroom.Message, r *mailroom.Recipient, position int, due int64) {
+func (a *acceptArrays) addRecipient(m *mailroom.Message, account int64, r *mailroom.Recipient, position int, due int64) {
 	dueAt := &due
 	if r.Status == mailroom.RecipientSuppressed {
 		dueAt = nil
 	}
 	a.rcptMessage = append(a.rcptMessage, messageKey(m.ID))
 	a.rcptAddress = append(a.rcptAddress, r.Address)
-	a.rcptAccount = append(a.rcptAccount, accountKey(m.AccountID))
+	a.rcptAccount = append(a.rcptAccount, account)
 	a.rcptKind = append(a.rcptKind, string(r.Kind))
 	a.rcptPosition = append(a.rcptPosition, int64(position))
 	a.rcptStatus = append(a.rcptStatus, string(r.Status))
@@ -126,9 +129,9 @@ func (a *acceptArrays) addRecipient(m *mailroom.Message, r *mailroom.Recipient, 
 	a.rcptNextAttemptAt = append(a.rcptNextAttemptAt, microsPtr(r.NextAttemptAt))
 }
 
-func (a *acceptArrays) addEvent(e *mailroom.Event) {
+func (a *acceptArrays) addEvent(e *mailroom.Event, account int64) {
 	a.eventID = append(a.eventID, eventKey(e.ID))
-	a.eventAccount = append(a.eventAccount, accountKey(e.AccountID))
+	a.eventAccount = append(a.eventAccount, account)
 	a.eventType = append(a.eventType, e.Type)
 	a.eventData = append(a.eventData, storedEventData(e))
 	a.eventCreatedAt = append(a.eventCreatedAt, micros(e.CreatedAt))
@@ -161,17 +164,17 @@ func (a *acceptArrays) args() []any {
 const acceptArraysStatement = `WITH m AS (
 	INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
 		idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw)
-	SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+	SELECT * FROM unnest($1::bytea[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 		$8::text[], $9::bytea[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::bytea[])
 	ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING id
 ), r AS (
 	INSERT INTO recipients (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at)
-	SELECT * FROM unnest($17::bytea[], $18::text[], $19::bytea[], $20::text[], $21::bigint[], $22::text[], $23::bigint[],
+	SELECT * FROM unnest($17::bytea[], $18::text[], $19::integer[], $20::text[], $21::bigint[], $22::text[], $23::bigint[],
 		$24::bigint[], $25::bigint[]) AS v (message_id, address, account_id, kind, position, status, queued_at, due_at, next_attempt_at)
 	WHERE v.message_id IN (SELECT id FROM m)
 ), ev AS (
-	SELECT * FROM unnest($26::bytea[], $27::bytea[], $28::text[], $29::text[], $30::bigint[], $31::bytea[], $32::text[],
+	SELECT * FROM unnest($26::bytea[], $27::integer[], $28::text[], $29::text[], $30::bigint[], $31::bytea[], $32::text[],
 		$33::bigint[], $34::text[], $35::text[]) AS v (id, account_id, type, data, created_at, message_id, recipient, bit,
 		text_id, text_account_id)
 	WHERE v.message_id IN (SELECT id FROM m)
@@ -180,7 +183,7 @@ const acceptArraysStatement = `WITH m AS (
 	SELECT ` + eventColumns + ` FROM ev
 ), t AS (
 	INSERT INTO message_tags (account_id, key, value, message_id)
-	SELECT * FROM unnest($36::bytea[], $37::text[], $38::text[], $39::bytea[]) AS v (account_id, key, value, message_id)
+	SELECT * FROM unnest($36::integer[], $37::text[], $38::text[], $39::bytea[]) AS v (account_id, key, value, message_id)
 	WHERE v.message_id IN (SELECT id FROM m)
 ), d AS (
 	INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)

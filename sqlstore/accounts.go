@@ -11,16 +11,24 @@ import (
 // accountColumns are read by scanAccount, in its order.
 const accountColumns = `id, name, created_at, request_rate, request_burst`
 
-// CreateAccount inserts a; a taken name is ECodeAlreadyExists.
+// CreateAccount inserts a; a taken name is ECodeAlreadyExists. The
+// database assigns the account's key (Engine.NewAccountKey), which is
+// kept in memory from here on.
 func (s *Store) CreateAccount(ctx context.Context, a *mailroom.Account) error {
 	rate, burst := limitColumns(a.RateLimit)
-	_, err := s.write.ExecContext(ctx,
-		`INSERT INTO accounts (id, name, created_at, request_rate, request_burst) VALUES ($1, $2, $3, $4, $5)`,
-		a.ID, a.Name, micros(a.CreatedAt), rate, burst)
+	var key int64
+	err := s.write.QueryRowContext(ctx,
+		`INSERT INTO accounts (id, name, created_at, request_rate, request_burst, key) VALUES ($1, $2, $3, $4, $5, `+
+			s.engine.NewAccountKey+`) RETURNING key`,
+		a.ID, a.Name, micros(a.CreatedAt), rate, burst).Scan(&key)
 	if err != nil && s.engine.IsUniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "An account named %q already exists.", a.Name)
 	}
-	return s.wrap(err, "create account")
+	if err != nil {
+		return s.wrap(err, "create account")
+	}
+	s.accountKeys.remember(a.ID, key)
+	return nil
 }
 
 // AccountByID finds an account by id.

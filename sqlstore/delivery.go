@@ -92,8 +92,12 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		if err != nil {
 			return s.wrap(err, "read claimed recipients")
 		}
-		if out, err = collect(rows, scanQueued); err != nil {
+		refs := s.accountRefs()
+		if out, err = collect(rows, refs.scanQueued); err != nil {
 			return s.wrap(err, "read claimed recipients")
+		}
+		if err := s.resolve(ctx, tx, refs); err != nil {
+			return err
 		}
 		tags, err := s.tagsOf(ctx, tx, args[1:])
 		if err != nil {
@@ -130,12 +134,12 @@ func placeholders(first, n int) string {
 	return b.String()
 }
 
-func scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
+func (r *accountRefs) scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
 	var kind, status string
 	var queued, created int64
 	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued,
-		accountColumn(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
+		r.column(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
@@ -174,7 +178,7 @@ func (s *Store) MessageForDelivery(ctx context.Context, id string) (*mailroom.Me
 	if err != nil || raw != nil {
 		return nil, raw, s.wrap(err, "message for delivery")
 	}
-	m, raw, err := s.messageRow(ctx, s.read, `WHERE id = $1`, messageKey(id))
+	m, raw, err := s.messageRow(ctx, `WHERE id = $1`, messageKey(id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
 	}

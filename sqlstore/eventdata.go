@@ -99,9 +99,9 @@ func withMessages(query string) string {
 
 // scanEventOfMessage reads a row of withMessages: the event, its data
 // completed from its message.
-func scanEventOfMessage(row scanner) (*mailroom.Event, error) {
+func (r *accountRefs) scanEventOfMessage(row scanner) (*mailroom.Event, error) {
 	var from, subject, envelope sql.NullString
-	e, err := scanEvent(suffixScanner{row, []any{&from, &subject, &envelope}})
+	e, err := r.scanEvent(suffixScanner{row, []any{&from, &subject, &envelope}})
 	if err != nil || !envelope.Valid {
 		return e, err
 	}

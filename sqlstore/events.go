@@ -23,17 +23,29 @@ func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, e *mailroom.Event) 
 
 // insertEventOnly writes e without deliveries.
 func (s *Store) insertEventOnly(ctx context.Context, tx *sql.Tx, e *mailroom.Event) error {
-	_, err := s.txExec(ctx, tx, `INSERT INTO events (`+eventColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventRow(e)...)
+	account, err := s.writtenAccountKey(ctx, tx, e.AccountID)
+	if err != nil {
+		return err
+	}
+	_, err = s.txExec(ctx, tx, `INSERT INTO events (`+eventColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, eventRow(e, account)...)
 	return s.wrap(err, "insert event")
 }
 
 // Event finds one of an account's events, its data completed from its
 // message.
 func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Event, error) {
-	e, err := scanEventOfMessage(s.readRow(ctx, EventQuery, eventKey(id), accountKey(accountID)))
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, err
+	}
+	refs := s.accountRefs()
+	e, err := refs.scanEventOfMessage(s.readRow(ctx, EventQuery, eventKey(id), account))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No event %q.", id)
+	}
+	if err == nil {
+		err = s.resolve(ctx, nil, refs)
 	}
 	return e, s.wrap(err, "event")
 }
@@ -46,7 +58,11 @@ func (s *Store) Event(ctx context.Context, accountID, id string) (*mailroom.Even
 // back in order here: it is at most a page, and SQLite would sort it with a
 // temporary b-tree.
 func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.EventFilter, p mailroom.Page) ([]*mailroom.Event, string, error) {
-	query, args, limit, err := EventsQuery(accountKey(accountID), f, p)
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, "", err
+	}
+	query, args, limit, err := EventsQuery(account, f, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -54,7 +70,11 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	if err != nil {
 		return nil, "", s.wrap(err, "list events")
 	}
-	out, err := collect(rows, scanEventOfMessage)
+	refs := s.accountRefs()
+	out, err := collect(rows, refs.scanEventOfMessage)
+	if err == nil {
+		err = s.resolve(ctx, nil, refs)
+	}
 	if err != nil {
 		return nil, "", s.wrap(err, "list events")
 	}
@@ -102,12 +122,13 @@ var EventQuery = withMessages(`SELECT ` + eventColumns + ` FROM events WHERE id 
 
 const eventColumns = `id, account_id, type, data, created_at, message_id, recipient`
 
-func scanEvent(row scanner) (*mailroom.Event, error) {
+// scanEvent reads a row of eventColumns.
+func (r *accountRefs) scanEvent(row scanner) (*mailroom.Event, error) {
 	var e mailroom.Event
 	var data string
 	var created int64
 	var rcpt sql.NullString
-	if err := row.Scan(eventColumn(&e.ID), accountColumn(&e.AccountID), &e.Type, &data, &created, messageColumn(&e.MessageID), &rcpt); err != nil {
+	if err := row.Scan(eventColumn(&e.ID), r.column(&e.AccountID), &e.Type, &data, &created, messageColumn(&e.MessageID), &rcpt); err != nil {
 		return nil, err
 	}
 	e.Recipient = rcpt.String
@@ -116,14 +137,14 @@ func scanEvent(row scanner) (*mailroom.Event, error) {
 	return &e, nil
 }
 
-// eventRow is e's values in eventColumns' order, its data as stored
-// (storedEventData).
-func eventRow(e *mailroom.Event) []any {
+// eventRow is e's values in eventColumns' order; account is the key of
+// e's account.
+func eventRow(e *mailroom.Event, account int64) []any {
 	var message any
 	if e.MessageID != "" {
 		message = messageKey(e.MessageID)
 	}
-	return []any{eventKey(e.ID), accountKey(e.AccountID), e.Type, storedEventData(e), micros(e.CreatedAt), message, nullString(e.Recipient)}
+	return []any{eventKey(e.ID), account, e.Type, storedEventData(e), micros(e.CreatedAt), message, nullString(e.Recipient)}
 }
 
 // nullString stores "" as NULL, so that partial indexes skip it.

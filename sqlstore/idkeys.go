@@ -11,12 +11,13 @@ import (
 )
 
 // The tables that grow with the mail (messages, recipients, message_tags
-// and events) store the ids of accounts, messages and events as the 16
-// bytes of their ULID, not as the 30-odd characters of their text
-// (migration 00015, issue 17): each message's ids are repeated in about
-// twenty index entries. Bytes compare as the text does (a ULID's encoding
-// keeps its order), so every range and order on ids is unchanged. The
-// other tables, which grow with the configuration, keep the text.
+// and events) store the ids of messages and events as the 16 bytes of
+// their ULID, not as the 30-odd characters of their text (migration 00015,
+// issue 17): each message's ids are repeated in about twenty index
+// entries. Bytes compare as the text does (a ULID's encoding keeps its
+// order), so every range and order on ids is unchanged. Accounts there are
+// integer keys (00016, accountkeys.go). The other tables, which grow with
+// the configuration, keep the text.
 //
 // The text is the id's prefix and its ULID in lower case (mailroom.NewID);
 // the key is the ULID's bytes, and the prefix comes from the column.
@@ -38,7 +39,6 @@ func idKey(prefix, id string) []byte {
 // key and sorts above every key.
 var noKey = []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
-func accountKey(id string) []byte { return idKey(mailroom.PrefixAccount, id) }
 func messageKey(id string) []byte { return idKey(mailroom.PrefixMessage, id) }
 func eventKey(id string) []byte   { return idKey(mailroom.PrefixEvent, id) }
 
@@ -73,7 +73,6 @@ func (c idColumn) Scan(src any) error {
 
 var _ sql.Scanner = idColumn{}
 
-func accountColumn(dst *string) idColumn { return idColumn{mailroom.PrefixAccount, dst} }
 func messageColumn(dst *string) idColumn { return idColumn{mailroom.PrefixMessage, dst} }
 func eventColumn(dst *string) idColumn   { return idColumn{mailroom.PrefixEvent, dst} }
 
@@ -103,7 +102,8 @@ func timeKey(ms int64) []byte {
 }
 
 // StoredKey is the key of id, whatever its kind: the bytes of the ULID
-// after its prefix. Migration 00015 converts the stored text ids with it.
+// after its prefix. Migration 00015 converts the stored text ids with it,
+// and 00016 finds the accounts' keys by the bytes 00015 stored.
 func StoredKey(id string) ([]byte, error) {
 	_, text, ok := strings.Cut(id, "_")
 	u, err := ulid.ParseStrict(text)

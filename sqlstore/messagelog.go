@@ -30,21 +30,21 @@ const deliveryColumns = `id, account_id, status, subject, category, domain, idem
 // make it as cheap in SQLite.
 const logColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, created_at, scheduled_at`
 
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // messageRow reads one whole message (content and raw bytes) by a WHERE
-// clause, for delivery.
-func (s *Store) messageRow(ctx context.Context, q querier, where string, args ...any) (*mailroom.Message, []byte, error) {
+// clause, for delivery, on the read pool.
+func (s *Store) messageRow(ctx context.Context, where string, args ...any) (*mailroom.Message, []byte, error) {
 	var raw []byte
-	m, err := scanMessage(q.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM messages `+where, args...), &raw)
+	refs := s.accountRefs()
+	m, err := refs.scanMessage(s.read.QueryRowContext(ctx, `SELECT `+deliveryColumns+` FROM messages `+where, args...), &raw)
+	if err == nil {
+		err = s.resolve(ctx, nil, refs)
+	}
 	return m, raw, err
 }
 
 // scanMessage reads a row of deliveryColumns; raw receives the signed
 // bytes, or nil drops them.
-func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
+func (r *accountRefs) scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 	var m mailroom.Message
 	var status, category, envelope, content string
 	var key sql.NullString
@@ -54,7 +54,7 @@ func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 	if raw != nil {
 		rawDst = raw
 	}
-	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key,
+	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key,
 		&envelope, &content, &created, &scheduled, rawDst); err != nil {
 		return nil, err
 	}
@@ -71,13 +71,13 @@ func scanMessage(row scanner, raw *[]byte) (*mailroom.Message, error) {
 
 // scanLogMessage reads a row of logColumns: a message as the log shows it,
 // without bodies, headers, attachments or Message-ID header.
-func scanLogMessage(row scanner) (*mailroom.Message, error) {
+func (r *accountRefs) scanLogMessage(row scanner) (*mailroom.Message, error) {
 	var m mailroom.Message
 	var status, category, envelope string
 	var key sql.NullString
 	var created int64
 	var scheduled sql.NullInt64
-	if err := row.Scan(messageColumn(&m.ID), accountColumn(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &envelope,
+	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &envelope,
 		&created, &scheduled); err != nil {
 		return nil, err
 	}
@@ -94,9 +94,14 @@ func scanLogMessage(row scanner) (*mailroom.Message, error) {
 // three reads share one snapshot, so that the status, the recipients and
 // the events agree even while the message is being sent.
 func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.Message, events []*mailroom.Event, err error) {
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs := s.accountRefs()
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
-		m, err = scanLogMessage(tx.QueryRowContext(ctx, `SELECT `+logColumns+` FROM messages
-			WHERE id = $1 AND account_id = $2`, messageKey(id), accountKey(accountID)))
+		m, err = refs.scanLogMessage(tx.QueryRowContext(ctx, `SELECT `+logColumns+` FROM messages
+			WHERE id = $1 AND account_id = $2`, messageKey(id), account))
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
 		}
@@ -115,7 +120,7 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		if err != nil {
 			return s.wrap(err, "message events")
 		}
-		if events, err = collect(rows, scanEvent); err != nil {
+		if events, err = collect(rows, refs.scanEvent); err != nil {
 			return s.wrap(err, "message events")
 		}
 		// The message is at hand: its events' data is completed from it,
@@ -124,7 +129,7 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		for _, e := range events {
 			completeEmailEvent(e, sum)
 		}
-		return nil
+		return s.resolve(ctx, tx, refs)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -167,11 +172,16 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 // so that a selective filter drives a broad one; a count of 0 answers an
 // empty page at once.
 func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.MessageFilter, p mailroom.Page) ([]*mailroom.Message, string, error) {
-	lp, err := newLogPlan(accountID, f, p)
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, "", err
+	}
+	lp, err := newLogPlan(account, f, p)
 	if err != nil {
 		return nil, "", err
 	}
 	var out []*mailroom.Message
+	refs := s.accountRefs()
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
 		if s.engine.CustomPlans != "" {
 			if _, err := tx.ExecContext(ctx, s.engine.CustomPlans); err != nil {
@@ -204,8 +214,11 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 		if err != nil {
 			return s.wrap(err, "list messages")
 		}
-		if out, err = collect(rows, scanLogMessage); err != nil {
+		if out, err = collect(rows, refs.scanLogMessage); err != nil {
 			return s.wrap(err, "list messages")
+		}
+		if err := s.resolve(ctx, tx, refs); err != nil {
+			return err
 		}
 		return s.attachRecipients(ctx, tx, out)
 	})
@@ -228,8 +241,12 @@ type LogQuery struct {
 // LogQueries returns the statements ListMessages may run for f and p: the
 // count of each candidate driver (none when there is one candidate) and
 // the list driven by each.
-func (s *Store) LogQueries(accountID string, f mailroom.MessageFilter, p mailroom.Page) (probes, lists []LogQuery, err error) {
-	lp, err := newLogPlan(accountID, f, p)
+func (s *Store) LogQueries(ctx context.Context, accountID string, f mailroom.MessageFilter, p mailroom.Page) (probes, lists []LogQuery, err error) {
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	lp, err := newLogPlan(account, f, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,21 +274,21 @@ type logDriver struct {
 }
 
 // logPlan is a log query's filters made into candidate drivers and a
-// range of message keys (nil: no bound).
+// range of message keys (nil: no bound), for the account of key account.
 type logPlan struct {
-	account      []byte
+	account      int64
 	f            mailroom.MessageFilter
 	limit        int
 	upper, lower []byte
 	candidates   []logDriver
 }
 
-func newLogPlan(accountID string, f mailroom.MessageFilter, p mailroom.Page) (*logPlan, error) {
+func newLogPlan(account int64, f mailroom.MessageFilter, p mailroom.Page) (*logPlan, error) {
 	after, err := parseIDCursor(p.Cursor, mailroom.PrefixMessage)
 	if err != nil {
 		return nil, err
 	}
-	lp := &logPlan{account: accountKey(accountID), f: f, limit: pageLimit(p)}
+	lp := &logPlan{account: account, f: f, limit: pageLimit(p)}
 	// The id range: below the cursor, and within since/until.
 	if after.id != "" {
 		lp.upper = messageKey(after.id)
@@ -430,13 +447,17 @@ func logColumnsOf(alias string) string {
 // their recipients, in one snapshot: a message's status and its
 // recipients' states agree.
 func (s *Store) listWithRecipients(ctx context.Context, query string, args ...any) (out []*mailroom.Message, err error) {
+	refs := s.accountRefs()
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return s.wrap(err, "list messages")
 		}
-		if out, err = collect(rows, scanLogMessage); err != nil {
+		if out, err = collect(rows, refs.scanLogMessage); err != nil {
 			return s.wrap(err, "list messages")
+		}
+		if err := s.resolve(ctx, tx, refs); err != nil {
+			return err
 		}
 		return s.attachRecipients(ctx, tx, out)
 	})

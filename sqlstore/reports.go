@@ -22,9 +22,13 @@ func (s *Store) ReturnPathDomainExists(ctx context.Context, domain string) (bool
 // recipients and tags.
 func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Message, error) {
 	var account string
-	err := s.readRow(ctx, `SELECT account_id FROM messages WHERE id = $1`, messageKey(id)).Scan(accountColumn(&account))
+	refs := s.accountRefs()
+	err := s.readRow(ctx, `SELECT account_id FROM messages WHERE id = $1`, messageKey(id)).Scan(refs.column(&account))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q.", id)
+	}
+	if err == nil {
+		err = s.resolve(ctx, nil, refs)
 	}
 	if err != nil {
 		return nil, s.wrap(err, "find reported message")

@@ -25,8 +25,9 @@ func (s *Store) DeleteExpiredMessages(ctx context.Context, cutoff time.Time, lim
 			return s.wrap(err, "find expired messages")
 		}
 		type expired struct {
-			id, account []byte
-			tags        map[string]string
+			id      []byte
+			account int64
+			tags    map[string]string
 		}
 		gone, err := collect(rows, func(r scanner) (expired, error) {
 			var x expired

@@ -21,10 +21,14 @@ func (s *Store) ListScheduled(ctx context.Context, accountID string, p mailroom.
 			return nil, "", err
 		}
 	}
+	account, err := s.accountKey(ctx, nil, accountID)
+	if err != nil {
+		return nil, "", err
+	}
 	limit := pageLimit(p)
 	out, err := s.listWithRecipients(ctx, `SELECT `+logColumns+` FROM messages
 		WHERE account_id = $1 AND status = 'scheduled' AND (scheduled_at, id) > ($2, $3)
-		ORDER BY scheduled_at, id LIMIT $4`, accountKey(accountID), after.at, messageKey(after.id), limit+1)
+		ORDER BY scheduled_at, id LIMIT $4`, account, after.at, messageKey(after.id), limit+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -96,9 +100,13 @@ func (s *Store) scheduledForChange(ctx context.Context, tx *sql.Tx, accountID, i
 	var status string
 	var created int64
 	var claimed int
-	err := s.txQueryRow(ctx, tx, `SELECT m.status, m.from_address, m.subject, m.domain, m.created_at,
+	account, err := s.accountKey(ctx, tx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	err = s.txQueryRow(ctx, tx, `SELECT m.status, m.from_address, m.subject, m.domain, m.created_at,
 		(SELECT count(*) FROM recipients r WHERE r.message_id = m.id AND r.claim_token IS NOT NULL)
-		FROM messages m WHERE m.id = $1 AND m.account_id = $2`, messageKey(id), accountKey(accountID)).
+		FROM messages m WHERE m.id = $1 AND m.account_id = $2`, messageKey(id), account).
 		Scan(&status, &sum.From, &sum.Subject, &sum.Domain, &created, &claimed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -92,6 +92,12 @@ type Engine struct {
 	// IsUnavailable reports whether err means the database cannot be reached
 	// or is too busy to answer, rather than a bug in a query.
 	IsUnavailable func(error) bool
+	// NewAccountKey is the SQL value of a new account's key (accounts.key,
+	// migration 00016) in its INSERT: DEFAULT on PostgreSQL, whose identity
+	// column draws it from a sequence; on SQLite one more than any key
+	// stored, in accounts or the mail tables, which the one writer makes
+	// atomic and which never hands out a key some row still holds.
+	NewAccountKey string
 }
 
 func (e Engine) isConflict(err error) bool { return e.IsConflict != nil && e.IsConflict(err) }
@@ -121,6 +127,8 @@ type Store struct {
 	engine    Engine
 	committer *committer
 	keyReads  *keyReads
+	// accountKeys are the accounts' integer keys, by id and by key.
+	accountKeys accountKeys
 	// Prepared statements of the hot paths, per pool.
 	writeStmts, readStmts *stmtCache
 }

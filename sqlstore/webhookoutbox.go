@@ -104,11 +104,15 @@ func (s *Store) AddWebhookDeliveries(ctx context.Context, accountID, eventID str
 // addDeliveries queues eventID to each endpoint named, both the
 // account's (at most the account's few endpoints: one statement each).
 func (s *Store) addDeliveries(ctx context.Context, tx *sql.Tx, accountID, eventID string, endpointIDs []string, now time.Time) error {
+	account, err := s.accountKey(ctx, tx, accountID)
+	if err != nil {
+		return err
+	}
 	for _, id := range endpointIDs {
 		res, err := s.txExec(ctx, tx, `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, attempts, due_at, created_at)
 			SELECT $1, w.account_id, w.id, $2, 0, $3, $3 FROM webhook_endpoints w, events e
 			WHERE w.id = $4 AND w.account_id = $5 AND e.account_id = $6 AND e.id = $7`,
-			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID, accountKey(accountID), eventKey(eventID))
+			mailroom.NewID(mailroom.PrefixWebhookDelivery, now), eventID, micros(now), id, accountID, account, eventKey(eventID))
 		if err != nil {
 			return s.wrap(err, "queue webhook deliveries")
 		}
@@ -271,7 +275,11 @@ func (s *Store) claimedEvents(ctx context.Context, tx *sql.Tx, claimed []*mailro
 	for _, d := range claimed {
 		if !seen[d.Event.ID] {
 			seen[d.Event.ID] = true
-			args = append(args, accountKey(d.AccountID), eventKey(d.Event.ID))
+			account, err := s.accountKey(ctx, tx, d.AccountID)
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, account, eventKey(d.Event.ID))
 		}
 	}
 	if len(args) == 0 {
@@ -281,7 +289,11 @@ func (s *Store) claimedEvents(ctx context.Context, tx *sql.Tx, claimed []*mailro
 	if err != nil {
 		return nil, s.wrap(err, "read claimed webhook events")
 	}
-	events, err := collect(rows, scanEventOfMessage)
+	refs := s.accountRefs()
+	events, err := collect(rows, refs.scanEventOfMessage)
+	if err == nil {
+		err = s.resolve(ctx, tx, refs)
+	}
 	for _, e := range events {
 		out[e.ID] = e
 	}

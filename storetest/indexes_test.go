@@ -84,7 +84,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// oldest messages by the primary key, with no sort: there is no
 		// index on created_at (migration 00014).
 		pkey := map[string]string{"sqlite": "sqlite_autoindex_messages_1", "postgres": "messages_pkey"}[e.Name]
-		if p := plan(t, db, explain+sqlstore.ExpiredMessagesQuery, int64(0), 500, acctX); !strings.Contains(p, pkey) ||
+		if p := plan(t, db, explain+sqlstore.ExpiredMessagesQuery, int64(0), 500, keyX); !strings.Contains(p, pkey) ||
 			strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
 			t.Errorf("retention does not walk %s in order:\n%s", pkey, p)
 		}
@@ -93,7 +93,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// perhaps events_by_type, which has them too), not by a scan of
 		// every event.
 		epkey := map[string]string{"sqlite": "USING PRIMARY KEY", "postgres": "Index Cond: ((account_id = "}[e.Name]
-		if p := plan(t, db, explain+sqlstore.ClaimedEventsQuery(3), acctX, acctX, acctX, acctX, acctX, acctX); !strings.Contains(p, epkey) ||
+		if p := plan(t, db, explain+sqlstore.ClaimedEventsQuery(3), acctX, keyX, acctX, keyX, acctX, keyX); !strings.Contains(p, epkey) ||
 			strings.Contains(p, "SCAN events") || strings.Contains(p, "Seq Scan") {
 			t.Errorf("a webhook claim does not read its events by %s:\n%s", epkey, p)
 		}
@@ -127,7 +127,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// page driven by each) walks its driver's index in id order, with
 		// no sort (which would read every match) and no scan.
 		for _, f := range logFilters() {
-			probes, lists, err := store.LogQueries("acct_x", f, mailroom.Page{Cursor: "MTc2NDAwMDAwMDAwMDAwMC5tc2dfMDFqejAwMDAwMDAwMDAwMDAwMDAwMDAwMDA"})
+			probes, lists, err := store.LogQueries(ctx, "acct_x", f, mailroom.Page{Cursor: "MTc2NDAwMDAwMDAwMDAwMC5tc2dfMDFqejAwMDAwMDAwMDAwMDAwMDAwMDAwMDA"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,8 +203,8 @@ type eventQuery struct {
 // the first page and past it.
 func eventQueries(t *testing.T) []eventQuery {
 	out := []eventQuery{
-		{sqlstore.EventQuery, []any{acctX, acctX}},
-		{sqlstore.ClaimedEventsQuery(3), []any{acctX, acctX, acctX, acctX, acctX, acctX}},
+		{sqlstore.EventQuery, []any{keyX, acctX}},
+		{sqlstore.ClaimedEventsQuery(3), []any{acctX, keyX, acctX, keyX, acctX, keyX}},
 	}
 	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for _, f := range []mailroom.EventFilter{{}, {Type: mailroom.EventEmailBounced}, {MessageID: "msg_01jz0000000000000000000000"},
@@ -220,8 +220,12 @@ func eventQueries(t *testing.T) []eventQuery {
 	return out
 }
 
-// acctX is a stored key (16 bytes) for the plans' arguments.
-var acctX = []byte("0123456789abcdef")
+// acctX is a stored account key (migration 00016), and keyX a stored
+// message or event key (16 bytes, 00015), for the plans' arguments.
+var (
+	acctX = int64(1)
+	keyX  = []byte("0123456789abcdef")
+)
 
 // logFilters are the email log's filters, alone and combined.
 func logFilters() []mailroom.MessageFilter {

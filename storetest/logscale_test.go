@@ -232,7 +232,7 @@ func runLogScale(t *testing.T, eng string, n int) {
 		default:
 			continue
 		}
-		probes, lists, err := s.LogQueries(acct.ID, c.f, mailroom.Page{Cursor: c.cursor})
+		probes, lists, err := s.LogQueries(ctx, acct.ID, c.f, mailroom.Page{Cursor: c.cursor})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,15 +35,16 @@ import (
 // account's messages (one under an idempotency key, one with a digest but
 // no key, one scheduled from a template), their recipients, tag rows and
 // events (and an event of no message), opens the store, which applies
-// 00015, and reads all of it back through the store: every field, the
-// log's filters and order, the events, the idempotency answers, the
-// scheduled list, the content delivery reads, and retention of a migrated
-// message. A second connection then checks the stored bytes themselves.
-// Last, ids that are no ULID must make the migration fail, leaving the
-// database at version 14 as it was, rather than store something else.
+// 00015 (and 00016 after it: TestAccountKeysMigration), and reads all of
+// it back through the store: every field, the log's filters and order, the
+// events, the idempotency answers, the scheduled list, the content
+// delivery reads, and retention of a migrated message. A second connection
+// then checks the stored bytes themselves. Last, ids that are no ULID must
+// make the migration fail, leaving the database at version 14 as it was,
+// rather than store something else.
 func TestCompactKeysMigration(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
-		t.Run("rows read back", func(t *testing.T) { testCompactKeysRows(t, e) })
+		t.Run("rows read back", func(t *testing.T) { testMigratedRows(t, e, 14) })
 		t.Run("ids that are no ULID", func(t *testing.T) { testCompactKeysRefusal(t, e) })
 	})
 }
@@ -119,7 +120,8 @@ func us(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
 func usPtr(t time.Time) *time.Time { v := us(t); return &v }
 
 // Rows as version 14 holds them (00003's tables and the columns 00004,
-// 00006 and 00008 added), with their values in the store's types.
+// 00006 and 00008 added), with their values in the store's types, and as
+// version 15 does (the same columns, ids as keys).
 const (
 	insertOldMessage = `INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
 		idempotency_key, request_digest, content, raw, created_at, scheduled_at, envelope, template_id, template_name)
@@ -132,17 +134,29 @@ const (
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`
 )
 
-func testCompactKeysRows(t *testing.T, e storetest.Engine) {
+// testMigratedRows stores rows in the schema of version (14: ids as text;
+// 15: ids as their 16 bytes, request_digest only beside a key), opens the
+// store, which migrates them to the newest version, and reads them back.
+func testMigratedRows(t *testing.T, e storetest.Engine, version int64) {
 	ctx := context.Background()
-	old := newOldDatabase(t, e, 14)
+	old := newOldDatabase(t, e, version)
 	db := old.connect(t)
+	// id as version stores it in the tables that grow with the mail.
+	sk := func(id string) any {
+		if version < 15 {
+			return id
+		}
+		return storedKey(t, id)
+	}
 
 	// Ids made at fixed times, a second apart: their order is the order
 	// of creation, which the log and the events list by.
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	t1, t2, t3 := t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(3*time.Second)
 	acct := mailroom.NewID(mailroom.PrefixAccount, t0)
-	other := mailroom.NewID(mailroom.PrefixAccount, t0) // an account of nothing
+	// An account of nothing, whose id sorts before acct's: 00016 gives it
+	// key 1 and acct key 2, so that rows given the least key are seen.
+	other := mailroom.NewID(mailroom.PrefixAccount, t0.Add(-time.Second))
 	tpl := mailroom.NewID(mailroom.PrefixTemplate, t0)
 	m1 := mailroom.NewID(mailroom.PrefixMessage, t1) // a receipt under an idempotency key, finished
 	m2 := mailroom.NewID(mailroom.PrefixMessage, t2) // no key, but a digest 00015 must drop; queued
@@ -157,7 +171,7 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 
 	// The messages, content as the accept path wrote it before 00015
 	// (the envelope's keys repeated in it), envelope as 00006 made it.
-	mustExec(t, db, insertOldMessage, m1, acct, "partially_delivered", "orders@shop.example", "Your receipt", "transactional",
+	mustExec(t, db, insertOldMessage, sk(m1), sk(acct), "partially_delivered", "orders@shop.example", "Your receipt", "transactional",
 		"shop.example", "order-42", digest1[:],
 		`{"from":{"name":"Shop","address":"orders@shop.example"},"to":[{"address":"z@x.example"},{"name":"Ann","address":"a@x.example"}],`+
 			`"text":"Thanks.","tags":{"kind":"receipt","order":"42","shop":"main"},"messageIdHeader":"m1@shop.example"}`,
@@ -165,15 +179,19 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 		`{"from":{"name":"Shop","address":"orders@shop.example"},"to":[{"address":"z@x.example"},{"name":"Ann","address":"a@x.example"}],`+
 			`"tags":{"kind":"receipt","order":"42","shop":"main"}}`,
 		nil, nil)
-	mustExec(t, db, insertOldMessage, m2, acct, "queued", "Orders@Shop.example", "Reset your password", "transactional",
-		"shop.example", nil, digest2[:],
+	digest2Stored := any(digest2[:]) // 00015 drops it: no key
+	if version >= 15 {
+		digest2Stored = nil
+	}
+	mustExec(t, db, insertOldMessage, sk(m2), sk(acct), "queued", "Orders@Shop.example", "Reset your password", "transactional",
+		"shop.example", nil, digest2Stored,
 		`{"from":{"address":"Orders@Shop.example"},"to":[{"address":"r@x.example"}],"html":"\u003cp\u003eReset\u003c/p\u003e","text":"Reset",`+
 			`"headers":[{"name":"X-Ticket","value":"7"}],"attachments":[{"filename":"r.pdf","contentType":"application/pdf","content":"JVBERi0="}],`+
 			`"tags":{"kind":"reset"},"messageIdHeader":"m2@shop.example"}`,
 		nil, t2.UnixMicro(), nil,
 		`{"from":{"address":"Orders@Shop.example"},"to":[{"address":"r@x.example"}],"tags":{"kind":"reset"}}`,
 		nil, nil)
-	mustExec(t, db, insertOldMessage, m3, acct, "scheduled", "news@shop.example", "Spring sale", "marketing",
+	mustExec(t, db, insertOldMessage, sk(m3), sk(acct), "scheduled", "news@shop.example", "Spring sale", "marketing",
 		"shop.example", nil, nil,
 		`{"from":{"address":"news@shop.example"},"to":[{"address":"d@z.example"}],"cc":[{"name":"Eve","address":"e@z.example"}],`+
 			`"html":"\u003cp\u003eSale\u003c/p\u003e","text":"Sale","tags":{"kind":"promo","shop":"main"},"messageIdHeader":"m3@shop.example"}`,
@@ -184,17 +202,17 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 
 	// The recipients, m1's in another order than their positions: z@ is
 	// first in the request, a@ first by address (the primary key).
-	mustExec(t, db, insertOldRecipient, m1, "a@x.example", acct, "to", 1, "bounced", 2,
+	mustExec(t, db, insertOldRecipient, sk(m1), "a@x.example", sk(acct), "to", 1, "bounced", 2,
 		t1.Add(800*time.Millisecond).UnixMicro(), nil, 550, "550 5.1.1 <a@x.example>: user unknown", "mx1.x.example",
 		t1.UnixMicro(), nil, true)
-	mustExec(t, db, insertOldRecipient, m1, "z@x.example", acct, "to", 0, "delivered", 1,
+	mustExec(t, db, insertOldRecipient, sk(m1), "z@x.example", sk(acct), "to", 0, "delivered", 1,
 		t1.Add(500*time.Millisecond).UnixMicro(), nil, 250, "250 2.0.0 Ok: queued as 4F2A", "mx1.x.example",
 		t1.UnixMicro(), nil, false)
-	mustExec(t, db, insertOldRecipient, m2, "r@x.example", acct, "to", 0, "queued", 0,
+	mustExec(t, db, insertOldRecipient, sk(m2), "r@x.example", sk(acct), "to", 0, "queued", 0,
 		nil, t2.UnixMicro(), nil, nil, nil, t2.UnixMicro(), t2.UnixMicro(), false)
-	mustExec(t, db, insertOldRecipient, m3, "d@z.example", acct, "to", 0, "scheduled", 0,
+	mustExec(t, db, insertOldRecipient, sk(m3), "d@z.example", sk(acct), "to", 0, "scheduled", 0,
 		nil, nil, nil, nil, nil, t3.UnixMicro(), scheduledAt.UnixMicro(), false)
-	mustExec(t, db, insertOldRecipient, m3, "e@z.example", acct, "cc", 1, "scheduled", 0,
+	mustExec(t, db, insertOldRecipient, sk(m3), "e@z.example", sk(acct), "cc", 1, "scheduled", 0,
 		nil, nil, nil, nil, nil, t3.UnixMicro(), scheduledAt.UnixMicro(), false)
 
 	// The tag rows, as the envelopes have them.
@@ -204,7 +222,7 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 		{m3, "kind", "promo"}, {m3, "shop", "main"},
 	}
 	for _, tg := range tags {
-		mustExec(t, db, insertOldTag, tg.message, acct, tg.key, tg.value)
+		mustExec(t, db, insertOldTag, sk(tg.message), sk(acct), tg.key, tg.value)
 	}
 
 	// The events: the messages' timelines, and a domain's, of no message.
@@ -222,17 +240,23 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 	for _, x := range events {
 		var message, rcpt any
 		if x.MessageID != "" {
-			message, rcpt = x.MessageID, x.Recipient
+			message, rcpt = sk(x.MessageID), x.Recipient
 		}
-		mustExec(t, db, insertOldEvent, x.ID, x.AccountID, x.Type, string(x.Data), x.CreatedAt.UnixMicro(), message, rcpt)
+		mustExec(t, db, insertOldEvent, sk(x.ID), sk(x.AccountID), x.Type, string(x.Data), x.CreatedAt.UnixMicro(), message, rcpt)
 	}
 	db.Close()
 
 	s, err := old.open()
 	if err != nil {
-		t.Fatalf("open the store on version 14's rows (migration 00015): %v", err)
+		t.Fatalf("open the store on version %d's rows (migrations from %d): %v", version, version+1, err)
 	}
 	defer s.Close()
+
+	// First, a read of a message in whatever account, while the store
+	// knows no account's key: it finds the account by the row's key.
+	if got, err := s.ReportedMessage(ctx, m1); err != nil || got.AccountID != acct {
+		t.Fatalf("ReportedMessage(%s) first of all: %+v, %v; want it in %s", m1, got, err, acct)
+	}
 
 	// The messages as the log shows them, recipients in their order.
 	want := map[string]*mailroom.Message{
@@ -402,24 +426,29 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 		}
 	}
 
-	// The stored rows themselves, through a second connection: every id
-	// is the 16 bytes of its ULID, and request_digest is left only
-	// beside an idempotency key.
+	// The stored rows themselves, through a second connection: every
+	// message and event id is the 16 bytes of its ULID, the account is its
+	// integer key (00016: 1, 2, … in the order of the accounts' ids), and
+	// request_digest is left only beside an idempotency key.
 	db = old.connect(t)
 	k := func(id string) []byte { return storedKey(t, id) } // sqlstore.StoredKey (retention_test.go)
+	byID := []string{acct, other}
+	slices.Sort(byID)
+	checkRows(t, db, "accounts", `SELECT id, key FROM accounts ORDER BY id`, [][]any{{byID[0], int64(1)}, {byID[1], int64(2)}})
+	ak := storedAccountKey(t, db, acct)
 	checkRows(t, db, "messages", `SELECT id, account_id, idempotency_key, request_digest FROM messages ORDER BY id`,
 		[][]any{
-			{k(m1), k(acct), "order-42", digest1[:]},
-			{k(m2), k(acct), nil, nil},
-			{k(m3), k(acct), nil, nil},
+			{k(m1), ak, "order-42", digest1[:]},
+			{k(m2), ak, nil, nil},
+			{k(m3), ak, nil, nil},
 		})
 	checkRows(t, db, "recipients", `SELECT message_id, account_id, address, position FROM recipients ORDER BY message_id, address`,
 		[][]any{
-			{k(m1), k(acct), "a@x.example", int64(1)},
-			{k(m1), k(acct), "z@x.example", int64(0)},
-			{k(m2), k(acct), "r@x.example", int64(0)},
-			{k(m3), k(acct), "d@z.example", int64(0)},
-			{k(m3), k(acct), "e@z.example", int64(1)},
+			{k(m1), ak, "a@x.example", int64(1)},
+			{k(m1), ak, "z@x.example", int64(0)},
+			{k(m2), ak, "r@x.example", int64(0)},
+			{k(m3), ak, "d@z.example", int64(0)},
+			{k(m3), ak, "e@z.example", int64(1)},
 		})
 	// In the query's order: a message's key sorts as its text does.
 	slices.SortFunc(tags, func(a, b struct{ message, key, value string }) int {
@@ -427,7 +456,7 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 	})
 	var tagRows [][]any
 	for _, tg := range tags {
-		tagRows = append(tagRows, []any{k(acct), tg.key, tg.value, k(tg.message)})
+		tagRows = append(tagRows, []any{ak, tg.key, tg.value, k(tg.message)})
 	}
 	checkRows(t, db, "message_tags", `SELECT account_id, key, value, message_id FROM message_tags ORDER BY key, value, message_id`, tagRows)
 	var eventRows [][]any
@@ -436,7 +465,7 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 		if x.MessageID != "" {
 			message = k(x.MessageID)
 		}
-		eventRows = append(eventRows, []any{k(x.ID), k(x.AccountID), message})
+		eventRows = append(eventRows, []any{k(x.ID), ak, message})
 	}
 	checkRows(t, db, "events", `SELECT id, account_id, message_id FROM events ORDER BY id`, eventRows)
 
@@ -463,6 +492,16 @@ func testCompactKeysRows(t *testing.T, e storetest.Engine) {
 	}
 	if got, _ := storetest.Try2(s.ListEvents(ctx, acct, mailroom.EventFilter{}, mailroom.Page{})).Must(t); len(got) != 3 {
 		t.Errorf("after retention %d events are listed, want 3 (m2's, m3's and the domain's)", len(got))
+	}
+
+	// An account created after the migration gets the next key, and
+	// none of the migrated mail.
+	fresh := storetest.NewAccount(t, s, "initech")
+	if key := storedAccountKey(t, db, fresh.ID); key != 3 {
+		t.Errorf("an account created after the migration has the key %d, want 3", key)
+	}
+	if got, _ := storetest.Try2(s.ListMessages(ctx, fresh.ID, mailroom.MessageFilter{}, mailroom.Page{})).Must(t); len(got) != 0 {
+		t.Errorf("an account created after the migration lists %v", messageIDs(got))
 	}
 }
 

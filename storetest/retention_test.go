@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -63,4 +64,15 @@ func storedKey(t testing.TB, id string) []byte {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// storedAccountKey is the key the tables that grow with the mail hold for
+// the account id (migration 00016), as db's accounts table has it.
+func storedAccountKey(t testing.TB, db *sql.DB, id string) int64 {
+	t.Helper()
+	var key int64
+	if err := db.QueryRowContext(context.Background(), `SELECT key FROM accounts WHERE id = $1`, id).Scan(&key); err != nil {
+		t.Fatalf("the key of account %s: %v", id, err)
+	}
+	return key
 }
