@@ -163,7 +163,7 @@ func TestEmailEventDataStoredLean(t *testing.T) {
 				Subject: "Stored whole", Tags: map[string]string{"old": "yes"},
 				EmailEventDetail: mailroom.EmailEventDetail{SMTPCode: 250, SMTPResponse: "250 ok", Attempt: 2}})}
 		if _, err := db.ExecContext(ctx, `INSERT INTO events (account_id, id, type, created_at, message_id, recipient, data)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, storedKey(t, acct.ID), storedKey(t, old.ID), old.Type, old.CreatedAt.UnixMicro(),
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, storedAccountKey(t, db, acct.ID), storedKey(t, old.ID), old.Type, old.CreatedAt.UnixMicro(),
 			storedKey(t, old.MessageID), old.Recipient, string(old.Data)); err != nil {
 			t.Fatal(err)
 		}
