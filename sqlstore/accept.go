@@ -91,11 +91,14 @@ type acceptBatch struct {
 	// events[i][j] is the first event of ms[i]'s recipient j, made ahead
 	// of the transaction; acceptAll sets its type.
 	events [][]*mailroom.Event
+	// eventData[i][j] is events[i][j]'s data as its row keeps it
+	// (storedEventData); settle changes an event's type, never its data.
+	eventData [][]string
 }
 
 func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 	b := &acceptBatch{ms: ms, accounts: make([]int64, len(ms)), content: make([]string, len(ms)), envelopes: make([]string, len(ms)),
-		events: make([][]*mailroom.Event, len(ms))}
+		events: make([][]*mailroom.Event, len(ms)), eventData: make([][]string, len(ms))}
 	for i, m := range ms {
 		// The email log turns since/until into bounds on the key
 		// (logKeyBound): a message whose id is not of its creation's
@@ -110,7 +113,9 @@ func newAcceptBatch(ms []*mailroom.Message) (*acceptBatch, error) {
 		}
 		summary := m.Summary()
 		for _, r := range m.Recipients {
-			b.events[i] = append(b.events[i], mailroom.NewEmailEvent(summary, r, firstEvent, m.CreatedAt))
+			e := mailroom.NewEmailEvent(summary, r, firstEvent, m.CreatedAt)
+			b.events[i] = append(b.events[i], e)
+			b.eventData[i] = append(b.eventData[i], storedEventData(e))
 		}
 		var err error
 		if b.content[i], err = encodeContent(m); err != nil {
@@ -279,7 +284,7 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 			}
 			recipientRows = append(recipientRows, messageKey(m.ID), r.Address, b.accounts[i], string(r.Kind), j, string(r.Status),
 				due, dueAt, microsOrNil(r.NextAttemptAt))
-			eventRows = append(eventRows, eventRow(e, b.accounts[i])...)
+			eventRows = append(eventRows, eventRowWithData(e, b.accounts[i], b.eventData[i][j])...)
 			events = append(events, e)
 		}
 		for k, v := range m.Tags {

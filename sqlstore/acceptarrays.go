@@ -26,7 +26,7 @@ func (s *Store) writeAcceptArrays(ctx context.Context, tx *sql.Tx, b *acceptBatc
 		due := micros(due(m))
 		for j, r := range m.Recipients {
 			a.addRecipient(m, account, r, j, due)
-			a.addEvent(b.events[i][j], account)
+			a.addEvent(b.events[i][j], account, b.eventData[i][j])
 		}
 		for k, v := range m.Tags {
 			a.tagMessage = append(a.tagMessage, messageKey(m.ID))
@@ -129,11 +129,11 @@ func (a *acceptArrays) addRecipient(m *mailroom.Message, account int64, r *mailr
 	a.rcptNextAttemptAt = append(a.rcptNextAttemptAt, microsPtr(r.NextAttemptAt))
 }
 
-func (a *acceptArrays) addEvent(e *mailroom.Event, account int64) {
+func (a *acceptArrays) addEvent(e *mailroom.Event, account int64, data string) {
 	a.eventID = append(a.eventID, eventKey(e.ID))
 	a.eventAccount = append(a.eventAccount, account)
 	a.eventType = append(a.eventType, e.Type)
-	a.eventData = append(a.eventData, storedEventData(e))
+	a.eventData = append(a.eventData, data)
 	a.eventCreatedAt = append(a.eventCreatedAt, micros(e.CreatedAt))
 	a.eventMessage = append(a.eventMessage, messageKey(e.MessageID))
 	a.eventRecipient = append(a.eventRecipient, e.Recipient)
