@@ -70,6 +70,7 @@ func (s *Store) mergeAccepts(ctx context.Context, tx *sql.Tx, jobs []*job) error
 		all.content = append(all.content, b.content...)
 		all.envelopes = append(all.envelopes, b.envelopes...)
 		all.events = append(all.events, b.events...)
+		all.eventData = append(all.eventData, b.eventData...)
 	}
 	out, err := s.acceptAll(ctx, tx, all)
 	if err != nil {

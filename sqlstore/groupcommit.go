@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -67,6 +68,11 @@ type committer struct {
 	// workers' final drain.
 	mu     sync.RWMutex
 	closed bool
+
+	// split counts the groups that failed and were run again job by job:
+	// a job that fails only beside others (a bug in merging them) shows
+	// here, where its callers, answered by the second runs, see nothing.
+	split atomic.Int64
 }
 
 func newCommitter(s *Store, workers int) *committer {
@@ -176,6 +182,7 @@ func (c *committer) commit(batch []*job) {
 		}
 	}
 	if err != nil && len(live) > 1 && !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
+		c.split.Add(1)
 		for _, j := range live {
 			c.commit([]*job{j})
 		}

@@ -3,8 +3,10 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/storetest"
@@ -96,4 +98,64 @@ func TestCommitterRetriesDeadlocks(t *testing.T) {
 	if errA != nil || errB != nil {
 		t.Fatalf("a deadlock was not retried: %v / %v", errA, errB)
 	}
+}
+
+// Concurrent accepts waiting together are written as one group
+// (mergeAccepts), and that group commits as it is: it is not split into a
+// transaction each, as the committer does when a group fails. Every
+// caller gets its answer either way, so only the split shows a merge that
+// fails (a batch field left out of the merge once made each accept commit
+// alone, a seventh of the throughput).
+func TestConcurrentAcceptsCommitAsOneGroup(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		s := eng.Open(t)
+		ctx := context.Background()
+		acct := storetest.NewAccount(t, s, "acme")
+		// Hold every committer until every accept waits in the queue, so
+		// that they are taken in groups.
+		release := make(chan struct{})
+		var releaseOnce sync.Once
+		releaseAll := func() { releaseOnce.Do(func() { close(release) }) }
+		defer releaseAll() // a failed test must not leave the committers held
+		var held, wg sync.WaitGroup
+		for range s.Committers() {
+			held.Add(1)
+			wg.Go(func() {
+				_ = s.Commit(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					held.Done()
+					<-release
+					return nil
+				})
+			})
+		}
+		held.Wait()
+		const n = 32
+		at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+		errs := make([]error, n)
+		for i := range n {
+			m := storetest.NewMessage(acct, at.Add(time.Duration(i)*time.Millisecond), fmt.Sprintf("r%d@x.example", i))
+			m.Tags = map[string]string{"n": fmt.Sprint(i)}
+			wg.Go(func() { _, errs[i] = s.AcceptMessage(ctx, m) })
+		}
+		for deadline := time.Now().Add(10 * time.Second); s.CommitQueue() < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d accepts queued", s.CommitQueue(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		releaseAll()
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("accept %d: %v", i, err)
+			}
+		}
+		if split := s.SplitGroups(); split != 0 {
+			t.Fatalf("%d groups failed and were committed job by job", split)
+		}
+		list, _, err := s.ListMessages(ctx, acct.ID, mailroom.MessageFilter{}, mailroom.Page{Limit: 100})
+		if err != nil || len(list) != n {
+			t.Fatalf("%d messages listed, want %d (%v)", len(list), n, err)
+		}
+	})
 }
