@@ -69,7 +69,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	applied, err := sqlstore.ApplyMigrations(ctx, p)
+	applied, err := sqlstore.ApplyMigrations(ctx, p, db, engine.NowMicros)
 	if err != nil {
 		return err
 	}

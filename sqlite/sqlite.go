@@ -111,7 +111,7 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	_, err = sqlstore.ApplyMigrations(ctx, p)
+	_, err = sqlstore.ApplyMigrations(ctx, p, db, engine.NowMicros)
 	return err
 }
 

@@ -2,11 +2,15 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
+
+	"github.com/mailroom/mailroom"
 )
 
 // ApplyMigrations applies the migrations of p that the store lacks, as
@@ -19,7 +23,17 @@ import (
 // newer Mailroom may have rewritten its rows in a form this one would
 // misread (00015 stores ids as bytes where older binaries compare text),
 // and refusing to start is the only safe answer to a downgrade.
-func ApplyMigrations(ctx context.Context, p *goose.Provider) (int, error) {
+//
+// Before it migrates, it refuses while another node of the store is alive
+// (a heartbeat in nodes within mailroom.NodeStaleAfter, in the database's
+// clock, nowMicros): a node of the old version reads the rewritten rows
+// wrong, and kept answering /readyz while every request failed. Nodes
+// stopped cleanly have left the table, and one that died is taken for gone
+// after NodeStaleAfter, as its claims are.
+func ApplyMigrations(ctx context.Context, p *goose.Provider, db *sql.DB, nowMicros string) (int, error) {
+	if err := refuseWhileNodesRun(ctx, p, db, nowMicros); err != nil {
+		return 0, err
+	}
 	applied, err := p.Up(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("apply migrations: %w", err)
@@ -40,4 +54,45 @@ func ApplyMigrations(ctx context.Context, p *goose.Provider) (int, error) {
 		return len(applied), fmt.Errorf("the storage was migrated by a newer Mailroom (migration %d; this one knows up to %d): run that version, or restore a backup taken before the upgrade", current, newest)
 	}
 	return len(applied), nil
+}
+
+// nodesTable is the migration that made the nodes table: a store below it
+// has no nodes to ask.
+const nodesTable = 4
+
+// refuseWhileNodesRun is ApplyMigrations' check that no node runs on a
+// store it is about to migrate.
+func refuseWhileNodesRun(ctx context.Context, p *goose.Provider, db *sql.DB, nowMicros string) error {
+	pending, err := p.HasPending(ctx)
+	if err != nil || !pending {
+		return err // (an error here is Up's to report, with the same cause)
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil || current < nodesTable {
+		return nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT hostname, (`+nowMicros+` - heartbeat_at) / 1000000 FROM nodes
+		WHERE heartbeat_at >= `+nowMicros+` - $1 ORDER BY hostname`, mailroom.NodeStaleAfter.Microseconds())
+	if err != nil {
+		return fmt.Errorf("read the nodes before migrating: %w", err)
+	}
+	defer rows.Close()
+	var running []string
+	for rows.Next() {
+		var host string
+		var ago int64
+		if err := rows.Scan(&host, &ago); err != nil {
+			return fmt.Errorf("read the nodes before migrating: %w", err)
+		}
+		running = append(running, fmt.Sprintf("%s (heard %d s ago)", host, ago))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the nodes before migrating: %w", err)
+	}
+	if len(running) > 0 {
+		return fmt.Errorf("the storage needs migrations, but %d node(s) of it are running: %s; stop every node first, "+
+			"an older one cannot read the migrated rows (a node that stopped without leaving is taken for gone %s after its last heartbeat)",
+			len(running), strings.Join(running, ", "), mailroom.NodeStaleAfter)
+	}
+	return nil
 }
