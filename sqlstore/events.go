@@ -99,7 +99,10 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 // one by type events_by_type, and the others the primary key, (account,
 // id): on SQLite, which has no statistics, by INDEXED BY, as without it
 // SQLite walked the primary key for a type and read every event of the
-// account to find a rare one. Exported for storetest's plan check.
+// account to find a rare one. email.queued is not in events_by_type
+// (migration 00016): every message has one, so its filter walks the
+// primary key, where a page's worth is near. Exported for storetest's
+// plan check.
 func (s *Store) EventsQuery(account any, f mailroom.EventFilter, p mailroom.Page) (query string, args []any, limit int, err error) {
 	after, err := parseIDCursor(p.Cursor, mailroom.PrefixEvent)
 	if err != nil {
@@ -118,7 +121,12 @@ func (s *Store) EventsQuery(account any, f mailroom.EventFilter, p mailroom.Page
 	}
 	if f.Type != "" {
 		add("type = ?", f.Type)
-		index = "events_by_type"
+		if f.Type != mailroom.EventEmailQueued {
+			// events_by_type's own condition, written out so that both
+			// planners see the partial index serves the query.
+			where = append(where, "type <> '"+mailroom.EventEmailQueued+"'")
+			index = "events_by_type"
+		}
 	}
 	if f.MessageID != "" {
 		add("message_id = ?", messageKey(f.MessageID))

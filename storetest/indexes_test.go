@@ -216,7 +216,8 @@ func eventQueries(t *testing.T, s *sqlstore.Store) []eventQuery {
 		{sqlstore.ClaimedEventsQuery(3), []any{acctX, keyX, acctX, keyX, acctX, keyX}, ""},
 	}
 	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for _, f := range []mailroom.EventFilter{{}, {Type: mailroom.EventEmailBounced}, {MessageID: "msg_01jz0000000000000000000000"},
+	for _, f := range []mailroom.EventFilter{{}, {Type: mailroom.EventEmailBounced}, {Type: mailroom.EventEmailQueued},
+		{MessageID: "msg_01jz0000000000000000000000"},
 		{Since: &since}, {Type: mailroom.EventEmailDelivered, Since: &since}} {
 		for _, page := range []mailroom.Page{{}, {Cursor: "MTc2NDAwMDAwMDAwMDAwMC5ldnRfMDFqejAwMDAwMDAwMDAwMDAwMDAwMDAwMDA"}} {
 			q, args, _, err := s.EventsQuery(acctX, f, page)
@@ -227,7 +228,7 @@ func eventQueries(t *testing.T, s *sqlstore.Store) []eventQuery {
 			switch {
 			case f.MessageID != "":
 				index = "events_by_message"
-			case f.Type != "":
+			case f.Type != "" && f.Type != mailroom.EventEmailQueued:
 				index = "events_by_type"
 			}
 			out = append(out, eventQuery{q, args, index})
