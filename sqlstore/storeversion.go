@@ -90,6 +90,12 @@ func refuseWhileNodesRun(ctx context.Context, p *goose.Provider, db *sql.DB, now
 		return fmt.Errorf("read the nodes before migrating: %w", err)
 	}
 	if len(running) > 0 {
+		// A node of this version that started beside this one may have
+		// migrated the store, then joined, since HasPending above: the
+		// store needs nothing then, and its nodes are no reason to refuse.
+		if pending, err := p.HasPending(ctx); err == nil && !pending {
+			return nil
+		}
 		return fmt.Errorf("the storage needs migrations, but %d node(s) of it are running: %s; stop every node first, "+
 			"an older one cannot read the migrated rows (a node that stopped without leaving is taken for gone %s after its last heartbeat)",
 			len(running), strings.Join(running, ", "), mailroom.NodeStaleAfter)
