@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // The Go client's wire types and webhook verification against what the
@@ -103,14 +104,14 @@ func TestClientVerifiesWhatTheServiceSigns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := mailroom.WebhookBody(ev)
-	oldKey, oldSecret := mailroom.NewWebhookSecret()
-	newKey, newSecret := mailroom.NewWebhookSecret()
+	body := webhook.Body(ev)
+	oldKey, oldSecret := webhook.NewSecret()
+	newKey, newSecret := webhook.NewSecret()
 	header := func(keys ...[]byte) http.Header {
 		h := http.Header{}
 		h.Set("webhook-id", ev.ID)
 		h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-		h.Set("webhook-signature", mailroom.SignWebhook(keys, ev.ID, now, body))
+		h.Set("webhook-signature", webhook.Sign(keys, ev.ID, now, body))
 		return h
 	}
 	for _, secret := range []string{oldSecret, newSecret} {
@@ -128,15 +129,15 @@ func TestClientVerifiesWhatTheServiceSigns(t *testing.T) {
 	if err := client.VerifyWebhookAt(newSecret, header(newKey), tampered, now); !errors.Is(err, client.ErrWebhookNoMatchingSignature) {
 		t.Errorf("a tampered body: %v", err)
 	}
-	if err := client.VerifyWebhookAt(newSecret, header(newKey), body, now.Add(mailroom.WebhookTolerance+time.Second)); !errors.Is(err, client.ErrWebhookTooOld) {
+	if err := client.VerifyWebhookAt(newSecret, header(newKey), body, now.Add(webhook.Tolerance+time.Second)); !errors.Is(err, client.ErrWebhookTooOld) {
 		t.Errorf("an old request: %v", err)
 	}
 	// The service's own verifier agrees.
-	if err := mailroom.VerifyWebhook(newKey, ev.ID, strconv.FormatInt(now.Unix(), 10), header(newKey, oldKey).Get("webhook-signature"), body, now); err != nil {
+	if err := webhook.Verify(newKey, ev.ID, strconv.FormatInt(now.Unix(), 10), header(newKey, oldKey).Get("webhook-signature"), body, now); err != nil {
 		t.Errorf("mailroom.VerifyWebhook: %v", err)
 	}
-	if client.WebhookTolerance != mailroom.WebhookTolerance {
-		t.Errorf("tolerance %v, the service's %v", client.WebhookTolerance, mailroom.WebhookTolerance)
+	if client.WebhookTolerance != webhook.Tolerance {
+		t.Errorf("tolerance %v, the service's %v", client.WebhookTolerance, webhook.Tolerance)
 	}
 
 	got, err := client.ParseEvent(body)

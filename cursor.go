@@ -41,7 +41,7 @@ func OpenCursor(scope, cursor string) (string, error) {
 	}
 	invalid := func(msg string) error {
 		var v Validator
-		v.Add("cursor", "%s", ownText(msg))
+		v.Add("cursor", "%s", OwnText(msg))
 		return v.Err()
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)

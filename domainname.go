@@ -53,7 +53,7 @@ func NormalizeDomainName(s string) (string, error) {
 		// The advice is the service's own words: passed whole, not cut as a
 		// quoted value would be.
 		var v Validator
-		v.Add("name", "%q is a public suffix, under which anyone can register names; add a domain you own, such as %s", ascii, ownText(`"yourcompany.`+ascii+`"`))
+		v.Add("name", "%q is a public suffix, under which anyone can register names; add a domain you own, such as %s", ascii, OwnText(`"yourcompany.`+ascii+`"`))
 		return "", v.Err()
 	}
 	return ascii, nil

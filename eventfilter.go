@@ -13,7 +13,7 @@ func NewEventFilter(typ, messageID, since string) (EventFilter, error) {
 	f := EventFilter{Type: typ, MessageID: messageID}
 	var v Validator
 	if typ != "" && !IsEventType(typ) {
-		v.Add("type", "%q is not an event type; the types are %s", typ, ownText(strings.Join(EventTypes, ", ")))
+		v.Add("type", "%q is not an event type; the types are %s", typ, OwnText(strings.Join(EventTypes, ", ")))
 	}
 	if messageID != "" && !IsID(messageID, PrefixMessage) {
 		v.Add("messageId", "must be a message id (msg_ and 26 letters and digits)")

@@ -29,10 +29,10 @@ func Excerpt(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// ownText is a message of the service's own that quotes the client only in
+// OwnText is a message of the service's own that quotes the client only in
 // excerpts (address problems): Validator.Add passes it whole, where it
 // would cut a plain string argument to maxQuoted bytes, guidance and all.
-type ownText string
+type OwnText string
 
 // excerptArgs cuts the string arguments of a message to maxQuoted bytes
 // before they are formatted, so that formatting costs no more than that.

@@ -79,7 +79,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 	switch {
 	case from != "":
 		if a, problem := parseAddress(from); problem != "" {
-			v.Add("from", "%s", ownText(problem))
+			v.Add("from", "%s", OwnText(problem))
 		} else {
 			m.From = a
 			m.Domain = a.Domain()
@@ -199,7 +199,7 @@ func validateAddressList(v *Validator, field string, list AddressList) listedAdd
 	for i, s := range list {
 		a, problem := parseAddress(s)
 		if problem != "" {
-			v.AddAt(field, i, "%s", ownText(problem))
+			v.AddAt(field, i, "%s", OwnText(problem))
 			continue
 		}
 		l.ok = append(l.ok, indexedAddress{i, a})

@@ -52,7 +52,7 @@ func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []stri
 	if sender == "" {
 		v.Add(fieldMailFrom, "the envelope sender is empty (a null reverse-path); give an address on a verified domain of the account")
 	} else if a, problem := envelopeAddress(sender); problem != "" {
-		v.Add(fieldMailFrom, "%s", ownText(problem))
+		v.Add(fieldMailFrom, "%s", OwnText(problem))
 	} else {
 		envelopeDomain = Address{Address: a}.Domain()
 	}
@@ -60,7 +60,7 @@ func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []stri
 
 	msg, problem := splitSubmitted(raw)
 	if problem != "" {
-		v.Add("header", "%s", ownText(problem))
+		v.Add("header", "%s", OwnText(problem))
 		return nil, "", v.Err()
 	}
 	fromAddr := submittedFrom(&v, msg.values("From"))
@@ -121,7 +121,7 @@ func envelopeRecipients(v *Validator, rcpts []string) []envelopeRecipient {
 	for i, r := range rcpts {
 		a, problem := envelopeAddress(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r), "<"), ">"))
 		if problem != "" {
-			v.AddAt(fieldRcptTo, i, "%s", ownText(problem))
+			v.AddAt(fieldRcptTo, i, "%s", OwnText(problem))
 			continue
 		}
 		if k := AddressKey(a); !seen[k] {
@@ -179,7 +179,7 @@ func submittedFrom(v *Validator, values []string) Address {
 	}
 	addr, problem := canonicalAddrSpec(list[0].Address)
 	if problem != "" {
-		v.Add("From", "%s", ownText(problem))
+		v.Add("From", "%s", OwnText(problem))
 		return Address{}
 	}
 	return Address{Name: list[0].Name, Address: addr}

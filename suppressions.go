@@ -37,7 +37,7 @@ func (s *Suppressions) Add(ctx context.Context, accountID, address string) (sup 
 	a, err := ParseAddress(address)
 	if err != nil {
 		var v Validator
-		v.Add("address", "%s", ownText(err.(*Error).Message))
+		v.Add("address", "%s", OwnText(err.(*Error).Message))
 		return nil, false, v.Err()
 	}
 	// Truncated to what storage keeps, so that the comparison below

@@ -83,7 +83,7 @@ func (r *TemplateRequest) validate(v *Validator, current *TemplateRef) *Template
 	}
 	if r.From != "" {
 		if a, problem := parseAddress(r.From); problem != "" {
-			v.Add("from", "%s", ownText(problem))
+			v.Add("from", "%s", OwnText(problem))
 		} else {
 			t.From = a.String()
 		}

@@ -20,9 +20,15 @@ type WebhookRequest struct {
 // maxWebhookEvents bounds the events list: every type once, and "*".
 var maxWebhookEvents = len(EventTypes) + 1
 
-// validate checks what needs no network and returns the change it asks
+// Validate checks what needs no network and returns the change it asks
 // for. create says the fields of a create are required.
-func (r *WebhookRequest) validate(v *Validator, create bool) WebhookChange {
+func (r *WebhookRequest) Validate(create bool) (WebhookChange, error) {
+	var v Validator
+	c := r.change(&v, create)
+	return c, v.Err()
+}
+
+func (r *WebhookRequest) change(v *Validator, create bool) WebhookChange {
 	var c WebhookChange
 	switch {
 	case r.URL != nil:
@@ -82,7 +88,7 @@ func checkWebhookEvents(v *Validator, events []string) ([]string, bool) {
 		case t == AllEventTypes:
 			return []string{AllEventTypes}, checkAllKnown(v, events)
 		case !IsEventType(t):
-			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, ownText(strings.Join(EventTypes, ", ")))
+			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, OwnText(strings.Join(EventTypes, ", ")))
 			ok = false
 		case !slices.Contains(out, t):
 			out = append(out, t)
@@ -97,7 +103,7 @@ func checkAllKnown(v *Validator, events []string) bool {
 	ok := true
 	for i, t := range events {
 		if t != AllEventTypes && !IsEventType(t) {
-			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, ownText(strings.Join(EventTypes, ", ")))
+			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, OwnText(strings.Join(EventTypes, ", ")))
 			ok = false
 		}
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // adminHook is one request a webhook receiver got.
@@ -75,11 +75,11 @@ func (r *adminReceiver) waitFor(t *testing.T, n int) []adminHook {
 
 // verify checks h's signature with secret, as a Standard Webhooks consumer does.
 func (h adminHook) verify(secret string) error {
-	key, err := mailroom.ParseWebhookSecret(secret)
+	key, err := webhook.ParseSecret(secret)
 	if err != nil {
 		return err
 	}
-	return mailroom.VerifyWebhook(key, h.ID, h.Timestamp, h.Signature, h.Body, time.Now())
+	return webhook.Verify(key, h.ID, h.Timestamp, h.Signature, h.Body, time.Now())
 }
 
 // The webhooks, suppressions and API keys pages, as an administrator uses

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // hookReceiver is a consumer's HTTPS endpoint on loopback: every request
@@ -60,7 +60,7 @@ func startHookReceiver(t *testing.T) *hookReceiver {
 func (h *hookReceiver) url(path string) string { return h.srv.URL + path }
 
 func (h *hookReceiver) setSecret(t *testing.T, path, secret string) {
-	key, err := mailroom.ParseWebhookSecret(secret)
+	key, err := webhook.ParseSecret(secret)
 	if err != nil {
 		t.Fatalf("secret %q: %v", secret, err)
 	}
@@ -80,7 +80,7 @@ func (h *hookReceiver) serve(w http.ResponseWriter, r *http.Request) {
 	req := hookRequest{Path: r.URL.Path, ID: r.Header.Get("webhook-id"), Signature: r.Header.Get("webhook-signature"), Status: 200,
 		Header: r.Header.Clone(), Body: body}
 	key := h.keys[r.URL.Path]
-	req.Verified = key != nil && mailroom.VerifyWebhook(key, req.ID, r.Header.Get("webhook-timestamp"), req.Signature, body, time.Now()) == nil
+	req.Verified = key != nil && webhook.Verify(key, req.ID, r.Header.Get("webhook-timestamp"), req.Signature, body, time.Now()) == nil
 	var p struct {
 		Type string         `json:"type"`
 		Data map[string]any `json:"data"`

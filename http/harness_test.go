@@ -24,6 +24,7 @@ import (
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // env is one API server over real TLS on a real store, with an account
@@ -131,7 +132,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	webhookResolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, world.Addr())
 	}}
-	srv.Webhooks = &mailroom.Webhooks{
+	srv.Webhooks = &webhook.Service{
 		Store:  store,
 		Sealer: seal,
 		CheckURL: func(ctx context.Context, url string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // Server holds what the API handlers need. Build it with its fields set,
@@ -35,7 +36,7 @@ type Server struct {
 	Unsubscribes *mailroom.Unsubscribes
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
-	Webhooks *mailroom.Webhooks
+	Webhooks *webhook.Service
 	// Dashboard serves GET and HEAD of every path outside /v1 that no route
 	// claims (docs/api.md "Dashboard"); nil answers them the JSON 404.
 	Dashboard http.Handler

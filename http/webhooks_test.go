@@ -15,6 +15,7 @@ import (
 	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // publicHook is an https URL on a public address literal: it passes the
@@ -43,8 +44,8 @@ func (e *env) createHook(t *testing.T, body map[string]any) map[string]any {
 func wantSecret(t *testing.T, s any) string {
 	t.Helper()
 	secret, _ := s.(string)
-	key, err := mailroom.ParseWebhookSecret(secret)
-	if !strings.HasPrefix(secret, mailroom.WebhookSecretPrefix) || err != nil || len(key) != 32 {
+	key, err := webhook.ParseSecret(secret)
+	if !strings.HasPrefix(secret, webhook.SecretPrefix) || err != nil || len(key) != 32 {
 		t.Fatalf("secret %q is not whsec_ and base64 of 32 bytes (%v)", secret, err)
 	}
 	return secret
@@ -547,7 +548,7 @@ func TestWebhookDeliveriesLog(t *testing.T) {
 			}
 			if i == 0 {
 				a.Status, a.StatusCode, a.Error, a.ResponseBody = mailroom.WebhookAttemptFailed, 500, "answered 500", "oops"
-				a.NextAttemptAt = mailroom.NextWebhookAttempt(1, now)
+				a.NextAttemptAt = webhook.NextAttempt(1, now)
 			}
 			outcomes = append(outcomes, &mailroom.WebhookOutcome{Delivery: d, Attempt: a})
 		}

@@ -36,7 +36,7 @@ func outcome(d *mailroom.WebhookDelivery, n, code int, at time.Time, next *time.
 	a := &mailroom.WebhookAttempt{ID: mailroom.NewID(mailroom.PrefixWebhookAttempt, at), EventID: d.Event.ID,
 		EventType: d.Event.Type, Attempt: n, StatusCode: code, Duration: 250 * time.Millisecond,
 		ResponseBody: fmt.Sprintf("answer %d", code), CreatedAt: at, NextAttemptAt: next}
-	if mailroom.WebhookAnswerSucceeded(code) {
+	if code >= 200 && code < 300 {
 		a.Status = mailroom.WebhookAttemptSucceeded
 	} else {
 		a.Status, a.Error = mailroom.WebhookAttemptFailed, fmt.Sprintf("the endpoint answered %d", code)

@@ -44,7 +44,7 @@ func (d *Dispatcher) attempt(ctx context.Context, del *mailroom.WebhookDelivery)
 	if res.outcome != OutcomeSucceeded {
 		a.Status, a.Error = mailroom.WebhookAttemptFailed, res.err
 		if res.retry {
-			a.NextAttemptAt = mailroom.NextWebhookAttempt(n, now)
+			a.NextAttemptAt = NextAttempt(n, now)
 		}
 	}
 	// The delivery as it stands after this attempt, as mailroom.NewAttempt
@@ -87,7 +87,7 @@ func (d *Dispatcher) post(ctx context.Context, del *mailroom.WebhookDelivery) re
 		d.Log.Error("cannot sign a webhook delivery; it is tried again when its claim lapses", "delivery_id", del.ID, "endpoint_id", del.EndpointID, "err", err)
 		return result{outcome: OutcomeNotSent, ours: true}
 	}
-	body := mailroom.WebhookBody(del.Event)
+	body := Body(del.Event)
 
 	ctx, cancel := context.WithTimeout(ctx, mailroom.WebhookTimeout)
 	defer cancel()
@@ -99,7 +99,7 @@ func (d *Dispatcher) post(ctx context.Context, del *mailroom.WebhookDelivery) re
 	req.Header.Set("User-Agent", "Mailroom-Webhooks/"+d.version())
 	req.Header.Set("Webhook-Id", del.Event.ID)
 	req.Header.Set("Webhook-Timestamp", strconv.FormatInt(signedAt.Unix(), 10))
-	req.Header.Set("Webhook-Signature", mailroom.SignWebhook(keys, del.Event.ID, signedAt, body))
+	req.Header.Set("Webhook-Signature", Sign(keys, del.Event.ID, signedAt, body))
 
 	resp, err := d.httpClient().Do(req)
 	if err != nil {
@@ -109,7 +109,7 @@ func (d *Dispatcher) post(ctx context.Context, del *mailroom.WebhookDelivery) re
 	excerpt := readExcerpt(resp.Body)
 	res := result{status: resp.StatusCode, body: excerpt, retry: true}
 	switch {
-	case mailroom.WebhookAnswerSucceeded(resp.StatusCode):
+	case AnswerSucceeded(resp.StatusCode):
 		res.outcome = OutcomeSucceeded
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
 		res.outcome, res.err = OutcomeHTTPError, "redirect ("+strconv.Itoa(resp.StatusCode)+") not followed"

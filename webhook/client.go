@@ -28,7 +28,7 @@ func (d *Dispatcher) httpClient() *http.Client {
 //     actually dialled, so that a name that resolves to a private address
 //     now (DNS rebinding) is refused although it passed when it was saved;
 //   - no redirect followed (its target was never checked, and the 3xx is a
-//     failure of the attempt: mailroom.WebhookAnswerSucceeded);
+//     failure of the attempt: AnswerSucceeded);
 //   - the whole attempt bounded by mailroom.WebhookTimeout (attempt sets it
 //     on the request's context, which covers the body too).
 func (d *Dispatcher) newClient() *http.Client {

@@ -49,7 +49,7 @@ const (
 type Dispatcher struct {
 	Store Store
 	// Keys returns the keys that sign a delivery to e at now
-	// (mailroom.Webhooks.SigningKeys): two during a rotation.
+	// (Service.SigningKeys): two during a rotation.
 	Keys func(e *mailroom.WebhookEndpoint, now time.Time) ([][]byte, error)
 	// Node is this node's id, recorded with its claims.
 	Node string

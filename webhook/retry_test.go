@@ -36,7 +36,7 @@ func TestFailedDeliveryIsRetriedWithTheSameID(t *testing.T) {
 		}
 		// 5 s, give or take the jitter of a tenth.
 		if wait := first.NextAttemptAt.Sub(failedAt); wait < 4500*time.Millisecond || wait > 5500*time.Millisecond {
-			t.Fatalf("retried %v after the failure, want about %v", wait, mailroom.WebhookRetryDelays[0])
+			t.Fatalf("retried %v after the failure, want about %v", wait, RetryDelays[0])
 		}
 		if got := len(rc.requests()); got != 1 {
 			t.Fatalf("%d requests before the retry is due", got)

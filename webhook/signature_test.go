@@ -37,7 +37,7 @@ func TestDeliveryIsSigned(t *testing.T) {
 		if bytes.Equal(tampered, r.body) {
 			t.Fatalf("the body has no type to tamper with: %s", r.body)
 		}
-		if err := mailroom.VerifyWebhook(key, r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"),
+		if err := Verify(key, r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"),
 			r.header.Get("webhook-signature"), tampered, w.clock.Now()); err == nil {
 			t.Fatal("a tampered body verifies")
 		}

@@ -20,7 +20,7 @@ import (
 // The Standard Webhooks reference library for JavaScript (npm
 // "standardwebhooks", the one Svix maintains) verifies real deliveries:
 // an implementation other than this project's own, so that a mistake made
-// the same way in SignWebhook and VerifyWebhook cannot pass unseen.
+// the same way in Sign and Verify cannot pass unseen.
 
 // swVerify is fed {secret, headers, body (base64)} on stdin and verifies
 // the body as a consumer does, with new Webhook(secret).verify(body,

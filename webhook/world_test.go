@@ -20,14 +20,14 @@ import (
 )
 
 // world is a webhook environment of real parts: a store of the engine
-// under test, the Webhooks service that cmd/mailroom serves (endpoints,
+// under test, the Service that cmd/mailroom serves (endpoints,
 // sealed secrets, test events, SigningKeys), an account, and HTTPS
 // receivers on loopback. Only the clock is the test's: it drives retries
 // without waiting for them.
 type world struct {
 	t     *testing.T
 	store *sqlstore.Store
-	svc   *mailroom.Webhooks
+	svc   *Service
 	clock *clock
 	acct  *mailroom.Account
 	roots *x509.CertPool
@@ -50,7 +50,7 @@ func newWorldOn(t *testing.T, store *sqlstore.Store) *world {
 	c := &clock{now: time.Now().UTC().Truncate(time.Second)}
 	w := &world{t: t, store: store, clock: c, roots: x509.NewCertPool(),
 		acct: storetest.NewAccount(t, store, "acme")}
-	w.svc = &mailroom.Webhooks{Store: store, Sealer: seal, Now: c.Now,
+	w.svc = &Service{Store: store, Sealer: seal, Now: c.Now,
 		// The URLs are the test's receivers on loopback: what a URL
 		// that resolved to a public address when it was saved may
 		// resolve to later (DNS rebinding), which the dispatcher's guard
@@ -215,16 +215,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // secretKey is the signing key a whsec_ secret encodes.
 func secretKey(t *testing.T, secret string) []byte {
 	t.Helper()
-	key, err := mailroom.ParseWebhookSecret(secret)
+	key, err := ParseSecret(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return key
 }
 
-// verify checks a request as a consumer does, with mailroom.VerifyWebhook.
+// verify checks a request as a consumer does, with Verify.
 func (r *received) verify(key []byte, now time.Time) error {
-	return mailroom.VerifyWebhook(key, r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"),
+	return Verify(key, r.header.Get("webhook-id"), r.header.Get("webhook-timestamp"),
 		r.header.Get("webhook-signature"), r.body, now)
 }
 

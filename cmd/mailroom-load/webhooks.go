@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // webhookSink is a local receiver for -webhooks: it verifies each request
@@ -47,7 +48,7 @@ func (s *webhookSink) serve(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("webhook-id")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil || mailroom.VerifyWebhook(s.key, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), body, now) != nil {
+	if err != nil || webhook.Verify(s.key, id, r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), body, now) != nil {
 		s.bads++
 		w.WriteHeader(http.StatusBadRequest)
 		return
@@ -82,7 +83,7 @@ func (s *webhookSink) createEndpoint(c *http.Client, url, key string) string {
 	if err := json.Unmarshal(answer, &e); err != nil {
 		fail("create the webhook: %v", err)
 	}
-	if s.key, err = mailroom.ParseWebhookSecret(e.Secret); err != nil {
+	if s.key, err = webhook.ParseSecret(e.Secret); err != nil {
 		fail("create the webhook: %v", err)
 	}
 	return e.ID

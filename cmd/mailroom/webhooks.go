@@ -27,7 +27,7 @@ func (f *webhookFlags) register(fs *flag.FlagSet) {
 
 // webhookServices are the webhooks API and the dispatcher of this node.
 type webhookServices struct {
-	api        *mailroom.Webhooks
+	api        *webhook.Service
 	dispatcher *webhook.Dispatcher
 }
 
@@ -41,7 +41,7 @@ func (f *webhookFlags) services(store mailroom.Store, seal mailroom.Sealer, reso
 		return nil, usageError{"--webhook-concurrency must be at least 1"}
 	}
 	allow := f.allowPrivate
-	api := &mailroom.Webhooks{
+	api := &webhook.Service{
 		Store:  store,
 		Sealer: seal,
 		CheckURL: func(ctx context.Context, url string) error {

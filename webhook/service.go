@@ -1,21 +1,23 @@
-package mailroom
+package webhook
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// Webhooks is the service behind webhook endpoints and the events they
+// Service is the service behind webhook endpoints and the events they
 // carry (docs/api.md "Webhooks and events"): managing endpoints and their
 // secrets, the debugging tools (test, replay, the attempts log) and the
 // events list. Deliveries themselves are made by package webhook.
-type Webhooks struct {
+type Service struct {
 	Store interface {
-		WebhookStore
-		EventStore
+		mailroom.WebhookStore
+		mailroom.EventStore
 	}
-	Sealer Sealer
+	Sealer mailroom.Sealer
 	// CheckURL refuses a URL the service must not call (package netguard:
 	// https only, no private or loopback address unless the operator
 	// allows them); it says what is wrong in words for the customer.
@@ -31,14 +33,13 @@ type Webhooks struct {
 
 // Create adds an endpoint and returns it with its secret, which is shown
 // this once.
-func (s *Webhooks) Create(ctx context.Context, accountID string, req *WebhookRequest) (*WebhookEndpoint, string, error) {
-	var v Validator
-	c := req.validate(&v, true)
-	if err := v.Err(); err != nil {
+func (s *Service) Create(ctx context.Context, accountID string, req *mailroom.WebhookRequest) (*mailroom.WebhookEndpoint, string, error) {
+	c, err := req.Validate(true)
+	if err != nil {
 		return nil, "", err
 	}
 	now := s.Now().UTC()
-	e := &WebhookEndpoint{ID: NewID(PrefixWebhook, now), AccountID: accountID, URL: *c.URL, Events: c.Events,
+	e := &mailroom.WebhookEndpoint{ID: mailroom.NewID(mailroom.PrefixWebhook, now), AccountID: accountID, URL: *c.URL, Events: c.Events,
 		Enabled: true, CreatedAt: now, UpdatedAt: now}
 	if c.Description != nil {
 		e.Description = *c.Description
@@ -46,11 +47,11 @@ func (s *Webhooks) Create(ctx context.Context, accountID string, req *WebhookReq
 	if err := s.checkURL(ctx, e.URL); err != nil {
 		return nil, "", err
 	}
-	key, secret := NewWebhookSecret()
+	key, secret := NewSecret()
 	e.SecretSealed = s.Sealer.Seal(key, []byte(e.ID))
 	max := s.Max
 	if max <= 0 {
-		max = DefaultMaxWebhooks
+		max = mailroom.DefaultMaxWebhooks
 	}
 	if err := s.Store.CreateWebhook(ctx, e, max); err != nil {
 		return nil, "", err
@@ -58,32 +59,31 @@ func (s *Webhooks) Create(ctx context.Context, accountID string, req *WebhookReq
 	return e, secret, nil
 }
 
-func (s *Webhooks) checkURL(ctx context.Context, url string) error {
+func (s *Service) checkURL(ctx context.Context, url string) error {
 	if err := s.CheckURL(ctx, url); err != nil {
-		var v Validator
-		v.Add("url", "%s", ownText(err.Error()))
+		var v mailroom.Validator
+		v.Add("url", "%s", mailroom.OwnText(err.Error()))
 		return v.Err()
 	}
 	return nil
 }
 
 // Get returns one of an account's endpoints.
-func (s *Webhooks) Get(ctx context.Context, accountID, id string) (*WebhookEndpoint, error) {
+func (s *Service) Get(ctx context.Context, accountID, id string) (*mailroom.WebhookEndpoint, error) {
 	return s.Store.Webhook(ctx, accountID, id)
 }
 
 // List lists an account's endpoints newest first.
-func (s *Webhooks) List(ctx context.Context, accountID string, page Page) ([]*WebhookEndpoint, string, error) {
+func (s *Service) List(ctx context.Context, accountID string, page mailroom.Page) ([]*mailroom.WebhookEndpoint, string, error) {
 	return s.Store.ListWebhooks(ctx, accountID, page)
 }
 
 // Update changes the fields req gives. A new URL is checked as a created
 // one is. Turning an endpoint on clears the reason it was off and its
 // failing time, so that it gets its five days again.
-func (s *Webhooks) Update(ctx context.Context, accountID, id string, req *WebhookRequest) (*WebhookEndpoint, error) {
-	var v Validator
-	c := req.validate(&v, false)
-	if err := v.Err(); err != nil {
+func (s *Service) Update(ctx context.Context, accountID, id string, req *mailroom.WebhookRequest) (*mailroom.WebhookEndpoint, error) {
+	c, err := req.Validate(false)
+	if err != nil {
 		return nil, err
 	}
 	if c.URL != nil {
@@ -98,7 +98,7 @@ func (s *Webhooks) Update(ctx context.Context, accountID, id string, req *Webhoo
 }
 
 // Delete removes an endpoint, its pending deliveries and its attempts.
-func (s *Webhooks) Delete(ctx context.Context, accountID, id string) error {
+func (s *Service) Delete(ctx context.Context, accountID, id string) error {
 	return s.Store.DeleteWebhook(ctx, accountID, id)
 }
 
@@ -106,10 +106,10 @@ func (s *Webhooks) Delete(ctx context.Context, accountID, id string) error {
 // replaces keeps signing beside it for WebhookRotationOverlap, so that the
 // consumer can switch without refusing a delivery; rotating again within
 // that time drops the oldest.
-func (s *Webhooks) RotateSecret(ctx context.Context, accountID, id string) (string, *WebhookEndpoint, error) {
+func (s *Service) RotateSecret(ctx context.Context, accountID, id string) (string, *mailroom.WebhookEndpoint, error) {
 	now := s.Now().UTC()
-	key, secret := NewWebhookSecret()
-	e, err := s.Store.RotateWebhookSecret(ctx, accountID, id, s.Sealer.Seal(key, []byte(id)), now.Add(WebhookRotationOverlap), now)
+	key, secret := NewSecret()
+	e, err := s.Store.RotateWebhookSecret(ctx, accountID, id, s.Sealer.Seal(key, []byte(id)), now.Add(mailroom.WebhookRotationOverlap), now)
 	if err != nil {
 		return "", nil, err
 	}
@@ -118,7 +118,7 @@ func (s *Webhooks) RotateSecret(ctx context.Context, accountID, id string) (stri
 
 // SigningKeys returns the keys that sign a delivery to e at now: its
 // secret, and the one it replaced while that still overlaps.
-func (s *Webhooks) SigningKeys(e *WebhookEndpoint, now time.Time) ([][]byte, error) {
+func (s *Service) SigningKeys(e *mailroom.WebhookEndpoint, now time.Time) ([][]byte, error) {
 	key, err := s.Sealer.Open(e.SecretSealed, []byte(e.ID))
 	if err != nil {
 		return nil, fmt.Errorf("open the secret of %s (is --secret-key the one it was sealed with?): %w", e.ID, err)
@@ -142,15 +142,15 @@ type webhookTestData struct {
 
 // Test sends a webhook.test event to one endpoint now, whatever types it
 // subscribes to, and returns the event.
-func (s *Webhooks) Test(ctx context.Context, accountID, id string) (*Event, error) {
+func (s *Service) Test(ctx context.Context, accountID, id string) (*mailroom.Event, error) {
 	e, err := s.Store.Webhook(ctx, accountID, id)
 	if err != nil {
 		return nil, err
 	}
 	if !e.Enabled {
-		return nil, Errorf(ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", id)
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", id)
 	}
-	ev, err := NewEvent(accountID, EventWebhookTest, webhookTestData{WebhookID: id,
+	ev, err := mailroom.NewEvent(accountID, mailroom.EventWebhookTest, webhookTestData{WebhookID: id,
 		Message: "A test event from Mailroom: this endpoint receives and verifies deliveries."}, s.Now().UTC())
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (s *Webhooks) Test(ctx context.Context, accountID, id string) (*Event, erro
 // Replay queues a stored event again, with its own id, to every enabled
 // endpoint that subscribes to its type, or to the endpoint named (which
 // must be enabled and subscribe to it). It returns the endpoints.
-func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID string) ([]string, error) {
+func (s *Service) Replay(ctx context.Context, accountID, eventID, endpointID string) ([]string, error) {
 	ev, err := s.Store.Event(ctx, accountID, eventID)
 	if err != nil {
 		return nil, err
@@ -178,13 +178,13 @@ func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID st
 		}
 		switch {
 		case !e.Enabled:
-			return nil, Errorf(ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", endpointID)
-		case !e.Subscribes(ev.Type) && ev.Type != EventWebhookTest:
-			return nil, Errorf(ECodeInvalidState, "Webhook %s does not subscribe to %s events.", endpointID, ev.Type)
+			return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "Webhook %s is disabled; PATCH it with \"enabled\": true first.", endpointID)
+		case !e.Subscribes(ev.Type) && ev.Type != mailroom.EventWebhookTest:
+			return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "Webhook %s does not subscribe to %s events.", endpointID, ev.Type)
 		}
 		targets = []string{e.ID}
-	} else if ev.Type == EventWebhookTest {
-		return nil, Errorf(ECodeInvalidState, "A webhook.test event is replayed only to an endpoint you name: ?endpoint=wh_….")
+	} else if ev.Type == mailroom.EventWebhookTest {
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "A webhook.test event is replayed only to an endpoint you name: ?endpoint=wh_….")
 	} else {
 		all, err := s.allEndpoints(ctx, accountID)
 		if err != nil {
@@ -196,7 +196,7 @@ func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID st
 			}
 		}
 		if len(targets) == 0 {
-			return nil, Errorf(ECodeInvalidState, "No enabled webhook subscribes to %s events; name one with ?endpoint=wh_….", ev.Type)
+			return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "No enabled webhook subscribes to %s events; name one with ?endpoint=wh_….", ev.Type)
 		}
 	}
 	if err := s.Store.AddWebhookDeliveries(ctx, accountID, ev.ID, targets, s.Now().UTC()); err != nil {
@@ -207,11 +207,11 @@ func (s *Webhooks) Replay(ctx context.Context, accountID, eventID, endpointID st
 }
 
 // allEndpoints reads every endpoint of an account: at most Max, a few pages.
-func (s *Webhooks) allEndpoints(ctx context.Context, accountID string) ([]*WebhookEndpoint, error) {
-	var all []*WebhookEndpoint
+func (s *Service) allEndpoints(ctx context.Context, accountID string) ([]*mailroom.WebhookEndpoint, error) {
+	var all []*mailroom.WebhookEndpoint
 	cursor := ""
 	for {
-		page, next, err := s.Store.ListWebhooks(ctx, accountID, Page{Limit: MaxPageLimit, Cursor: cursor})
+		page, next, err := s.Store.ListWebhooks(ctx, accountID, mailroom.Page{Limit: mailroom.MaxPageLimit, Cursor: cursor})
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func (s *Webhooks) allEndpoints(ctx context.Context, accountID string) ([]*Webho
 }
 
 // Attempts lists an endpoint's attempts newest first.
-func (s *Webhooks) Attempts(ctx context.Context, accountID, id string, f WebhookAttemptFilter, page Page) ([]*WebhookAttempt, string, error) {
+func (s *Service) Attempts(ctx context.Context, accountID, id string, f mailroom.WebhookAttemptFilter, page mailroom.Page) ([]*mailroom.WebhookAttempt, string, error) {
 	if _, err := s.Store.Webhook(ctx, accountID, id); err != nil {
 		return nil, "", err
 	}
@@ -232,11 +232,11 @@ func (s *Webhooks) Attempts(ctx context.Context, accountID, id string, f Webhook
 }
 
 // Events lists an account's events newest first.
-func (s *Webhooks) Events(ctx context.Context, accountID string, f EventFilter, page Page) ([]*Event, string, error) {
+func (s *Service) Events(ctx context.Context, accountID string, f mailroom.EventFilter, page mailroom.Page) ([]*mailroom.Event, string, error) {
 	return s.Store.ListEvents(ctx, accountID, f, page)
 }
 
-func (s *Webhooks) wake() {
+func (s *Service) wake() {
 	if s.Wake != nil {
 		s.Wake()
 	}

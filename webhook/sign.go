@@ -1,4 +1,4 @@
-package mailroom
+package webhook
 
 import (
 	"crypto/hmac"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
 // The wire format of Standard Webhooks (standardwebhooks.com, "Signature
@@ -18,38 +20,38 @@ import (
 // sent as "v1,<base64>" in webhook-signature; several signatures (during a
 // secret's rotation) are separated by spaces.
 
-// WebhookSecretPrefix starts every signing secret.
-const WebhookSecretPrefix = "whsec_"
+// SecretPrefix starts every signing secret.
+const SecretPrefix = "whsec_"
 
 // webhookSecretBytes is the size of a signing key: Standard Webhooks asks
 // for between 24 and 64 bytes; 32 match the HMAC-SHA256 block's strength.
 const webhookSecretBytes = 32
 
-// NewWebhookSecret returns a fresh signing key and its "whsec_" form,
+// NewSecret returns a fresh signing key and its "whsec_" form,
 // which is shown to the customer once.
-func NewWebhookSecret() (key []byte, secret string) {
+func NewSecret() (key []byte, secret string) {
 	key = make([]byte, webhookSecretBytes)
 	_, _ = rand.Read(key) // crypto/rand.Read never fails (Go 1.24)
-	return key, WebhookSecretString(key)
+	return key, SecretString(key)
 }
 
-// WebhookSecretString is the "whsec_" form of a signing key.
-func WebhookSecretString(key []byte) string {
-	return WebhookSecretPrefix + base64.StdEncoding.EncodeToString(key)
+// SecretString is the "whsec_" form of a signing key.
+func SecretString(key []byte) string {
+	return SecretPrefix + base64.StdEncoding.EncodeToString(key)
 }
 
-// ParseWebhookSecret returns the signing key a "whsec_" secret encodes.
-func ParseWebhookSecret(secret string) ([]byte, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, WebhookSecretPrefix))
+// ParseSecret returns the signing key a "whsec_" secret encodes.
+func ParseSecret(secret string) ([]byte, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
 	if err != nil || len(key) == 0 {
 		return nil, errors.New("not a whsec_ secret")
 	}
 	return key, nil
 }
 
-// SignWebhook returns the webhook-signature header of a request: one
+// Sign returns the webhook-signature header of a request: one
 // "v1,<base64>" per key, separated by spaces.
-func SignWebhook(keys [][]byte, id string, timestamp time.Time, body []byte) string {
+func Sign(keys [][]byte, id string, timestamp time.Time, body []byte) string {
 	sigs := make([]string, len(keys))
 	for i, k := range keys {
 		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(webhookMAC(k, id, timestamp.Unix(), body))
@@ -67,21 +69,21 @@ func webhookMAC(key []byte, id string, ts int64, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// WebhookTolerance is how far a webhook-timestamp may be from the
+// Tolerance is how far a webhook-timestamp may be from the
 // verifier's clock, as the Standard Webhooks libraries allow: older
 // requests are refused as replays.
-const WebhookTolerance = 5 * time.Minute
+const Tolerance = 5 * time.Minute
 
-// VerifyWebhook checks a request by the rules of Standard Webhooks: its
-// timestamp within WebhookTolerance of now, and one of its v1 signatures
+// Verify checks a request by the rules of Standard Webhooks: its
+// timestamp within Tolerance of now, and one of its v1 signatures
 // made with key. It is what a consumer (and this project's tests and Go
 // client) runs on a request it receives.
-func VerifyWebhook(key []byte, id, timestamp, signatures string, body []byte, now time.Time) error {
+func Verify(key []byte, id, timestamp, signatures string, body []byte, now time.Time) error {
 	ts, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil {
 		return errors.New("webhook-timestamp is not a number")
 	}
-	if d := now.Sub(time.Unix(ts, 0)); d > WebhookTolerance || d < -WebhookTolerance {
+	if d := now.Sub(time.Unix(ts, 0)); d > Tolerance || d < -Tolerance {
 		return errors.New("webhook-timestamp is too far from now")
 	}
 	want := webhookMAC(key, id, ts, body)
@@ -105,9 +107,9 @@ type webhookPayload struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// WebhookBody is the body a delivery of e sends: its type, when it
+// Body is the body a delivery of e sends: its type, when it
 // happened (RFC 3339 with milliseconds, UTC) and its data.
-func WebhookBody(e *Event) []byte {
+func Body(e *mailroom.Event) []byte {
 	b, err := json.Marshal(webhookPayload{Type: e.Type, Timestamp: e.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Data: e.Data})
 	if err != nil {
 		panic("marshal webhook body: " + err.Error()) // stored data is JSON that marshalled once
