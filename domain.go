@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// PrefixDomain is the prefix of domains' internal ids.
+const PrefixDomain = "dom_"
+
 // Domain is a sending domain of an account (docs/api.md "Domains"). An account may send
 // only from a domain whose records it has published and Mailroom has found.
 type Domain struct {

@@ -12,7 +12,7 @@ import (
 // Deliverer.
 type Sender struct {
 	Store   MessageStore
-	Domains *Domains
+	Domains SendingDomains
 	// Templates renders the templates that sends name.
 	Templates *Templates
 	Now       func() time.Time

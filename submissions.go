@@ -22,7 +22,7 @@ type Submissions struct {
 	// bearer key.
 	Auth    *Authenticator
 	Store   MessageStore
-	Domains *Domains
+	Domains SendingDomains
 	// Signer signs the message with its From domain's key
 	// (compose.Composer).
 	Signer RawSigner
@@ -148,7 +148,7 @@ func (s *Submissions) checkDomain(ctx context.Context, accountID, domain, whose 
 
 // sign returns m.Raw signed with the key of m's From domain.
 func (s *Submissions) sign(ctx context.Context, m *Message) ([]byte, error) {
-	d, err := s.Domains.Store.Domain(ctx, m.AccountID, m.Domain)
+	d, err := s.Domains.SendingDomain(ctx, m.AccountID, m.Domain)
 	if IsCode(err, ECodeNotFound) {
 		// Removed since it was checked, a moment ago.
 		return nil, Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", m.Domain)
@@ -156,11 +156,11 @@ func (s *Submissions) sign(ctx context.Context, m *Message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	private, err := s.Domains.DKIMPrivateKey(d)
+	key, err := s.Domains.DKIMKey(d)
 	if err != nil {
 		return nil, &Error{Code: ECodeInternal, Message: "The domain's DKIM key could not be opened.", Cause: err}
 	}
-	signed, err := s.Signer.SignRaw(m.Raw, DKIMKey{Domain: d.Name, Selector: d.DKIMSelector, PrivateKeyPKCS8: private})
+	signed, err := s.Signer.SignRaw(m.Raw, key)
 	if err != nil {
 		return nil, &Error{Code: ECodeInternal, Message: "The message could not be signed.", Cause: err}
 	}

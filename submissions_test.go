@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/domain"
 )
 
 // The Submissions service over fakes: the header handling of SMTP
@@ -120,7 +121,7 @@ func newSubWorld(t *testing.T) *subWorld {
 	w.svc = &mailroom.Submissions{
 		Auth:  &mailroom.Authenticator{Keys: w.keys, Now: func() time.Time { return subNow }},
 		Store: w.messages,
-		Domains: &mailroom.Domains{Sealer: plainSealer{}, Store: &subDomains{status: map[string]mailroom.DomainStatus{
+		Domains: &domain.Service{Sealer: plainSealer{}, Store: &subDomains{status: map[string]mailroom.DomainStatus{
 			"shop.example": mailroom.DomainVerified, "mail.shop.example": mailroom.DomainVerified,
 			"pending.example": mailroom.DomainPending}}},
 		Signer: subSigner{},

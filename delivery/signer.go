@@ -20,7 +20,7 @@ import (
 // attempt.
 type Signer struct {
 	Store    mailroom.MessageStore
-	Domains  *mailroom.Domains
+	Domains  mailroom.SendingDomains
 	Composer mailroom.Composer
 	// Unsubscribe makes the List-Unsubscribe pair of each recipient's copy
 	// of marketing mail. Set it before the Signer is used, or later with
@@ -61,7 +61,7 @@ func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mai
 	switch {
 	case err == nil:
 	case raw != nil && mailroom.IsCode(err, mailroom.ECodeNotFound):
-		out := &mailroom.Signed{Raw: raw, ReturnPath: s.Domains.Settings.ReturnPathDomain(sum.Domain)}
+		out := &mailroom.Signed{Raw: raw, ReturnPath: s.Domains.ReturnPathDomain(sum.Domain)}
 		if gone := err; !mailroom.IsSigned(raw) {
 			out.Copy = func(string) ([]byte, error) { return nil, gone }
 		}
@@ -130,11 +130,7 @@ func (s *Signer) Compose(m *mailroom.Message, domain *mailroom.Domain) ([]byte, 
 }
 
 func (s *Signer) key(domain *mailroom.Domain) (mailroom.DKIMKey, error) {
-	key, err := s.Domains.DKIMPrivateKey(domain)
-	if err != nil {
-		return mailroom.DKIMKey{}, err
-	}
-	return mailroom.DKIMKey{Domain: domain.Name, Selector: domain.DKIMSelector, PrivateKeyPKCS8: key}, nil
+	return s.Domains.DKIMKey(domain)
 }
 
 // sendingDomain returns the account's domain, from the cache when fresh.
@@ -147,7 +143,7 @@ func (s *Signer) sendingDomain(ctx context.Context, accountID, name string) (*ma
 	if ok && now.Sub(c.fetched) < domainCacheTTL {
 		return c.domain, nil
 	}
-	dom, err := s.Domains.Store.Domain(ctx, accountID, name)
+	dom, err := s.Domains.SendingDomain(ctx, accountID, name)
 	if err != nil {
 		return nil, err
 	}

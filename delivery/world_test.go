@@ -15,6 +15,7 @@ import (
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
@@ -42,7 +43,7 @@ type world struct {
 	dns     *dnstest.Server
 	mx      *smtptest.Server
 	sealKey []byte
-	domains *mailroom.Domains
+	domains *domain.Service
 	acct    *mailroom.Account
 	// sending is the verified sending domain, its records published.
 	sending *mailroom.Domain
@@ -80,12 +81,12 @@ func newWorld(tb testing.TB, store *sqlstore.Store) *world {
 
 // newDomains is the domain service over store, its key sealed with
 // sealKey and its checks made against the DNS server at dnsAddr.
-func newDomains(tb testing.TB, store mailroom.DomainStore, dnsAddr string, sealKey []byte) *mailroom.Domains {
+func newDomains(tb testing.TB, store mailroom.DomainStore, dnsAddr string, sealKey []byte) *domain.Service {
 	seal, err := sealer.New(sealKey)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &mailroom.Domains{
+	return &domain.Service{
 		Store: store,
 		Checker: &dns.Checker{
 			Resolver:   &dns.Resolver{Server: dnsAddr, Timeout: time.Second},
@@ -143,7 +144,7 @@ func recipients(n int, domain func(i int) string) []string {
 // destination), over store, with composer signing and the Direct transport
 // sending to the SMTP server on port mxPort of whatever DNS at dnsAddr
 // says. It returns the transport too, for the caller to close.
-func newDeliverer(store mailroom.MessageStore, domains *mailroom.Domains, composer mailroom.Composer,
+func newDeliverer(store mailroom.MessageStore, domains *domain.Service, composer mailroom.Composer,
 	dnsAddr string, mxPort int) (*delivery.Deliverer, *smtp.Direct) {
 	transport := smtp.NewDirect(&dns.Resolver{Server: dnsAddr, Timeout: time.Second}, serviceHost)
 	transport.Port = mxPort

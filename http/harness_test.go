@@ -17,6 +17,7 @@ import (
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/domain"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/netguard"
@@ -33,7 +34,7 @@ type env struct {
 	*apitest.Client
 	store   mailroom.Store
 	usage   *mailroom.KeyUsage
-	domains *mailroom.Domains
+	domains *domain.Service
 	dns     *dnstest.Server  // the world's DNS, as the service sees it
 	mx      *smtptest.Server // every recipient domain's mail server
 	deliver *delivery.Deliverer
@@ -86,7 +87,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		t.Fatal(err)
 	}
 	clk := &clock{t: time.Now().UTC().Truncate(time.Second)}
-	domains := &mailroom.Domains{
+	domains := &domain.Service{
 		Store: store,
 		Checker: &dns.Checker{
 			Resolver:   &dns.Resolver{Server: world.Addr(), Timeout: 500 * time.Millisecond},

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/ratelimit"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -21,7 +22,7 @@ import (
 type Server struct {
 	Store   mailroom.Store
 	Auth    *mailroom.Authenticator
-	Domains *mailroom.Domains
+	Domains *domain.Service
 	Sender  *mailroom.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").
 	Templates *mailroom.Templates

@@ -19,6 +19,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
+	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -28,7 +29,7 @@ import (
 // as `mailroom serve` wires it but without the SMTP server.
 type submissionWorld struct {
 	store   mailroom.Store
-	domains *mailroom.Domains
+	domains *domain.Service
 	svc     *mailroom.Submissions
 	acct    *mailroom.Account
 	key     *mailroom.APIKey
@@ -45,7 +46,7 @@ func newSubmissionWorld(t *testing.T, e storetest.Engine) *submissionWorld {
 		t.Fatal(err)
 	}
 	w := &submissionWorld{store: store, acct: storetest.NewAccount(t, store, "acme")}
-	w.domains = &mailroom.Domains{Store: store, Sealer: seal, Settings: mailroom.DefaultRecordSettings("mail.mailroom.test"),
+	w.domains = &domain.Service{Store: store, Sealer: seal, Settings: mailroom.DefaultRecordSettings("mail.mailroom.test"),
 		Now: time.Now, Log: slog.New(slog.DiscardHandler)}
 	// Verified from the start, as the sandbox domain is; a DNS check is
 	// the domain service's business, tested on its own.

@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
+	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/smtp"
 )
 
@@ -77,7 +78,7 @@ type deliveryServices struct {
 
 // services builds the send path, the delivery worker and retention for the
 // node nodeID.
-func (f *deliveryFlags) services(store mailroom.Store, domains *mailroom.Domains, transport mailroom.Transport,
+func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, transport mailroom.Transport,
 	hostname, nodeID string, log *slog.Logger) (*deliveryServices, error) {
 	if f.workers < 0 {
 		return nil, usageError{"--delivery-workers cannot be negative"}

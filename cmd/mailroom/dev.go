@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/atomicfile"
+	"github.com/mailroom/mailroom/domain"
 )
 
 const (
@@ -27,7 +28,7 @@ const (
 // sandbox domain and a key with every scope, and returns that key. A key
 // that no longer works (revoked, or the database was replaced) is replaced
 // by a new one.
-func ensureDevAccount(ctx context.Context, s mailroom.Store, domains *mailroom.Domains, dataDir string, now time.Time) (string, error) {
+func ensureDevAccount(ctx context.Context, s mailroom.Store, domains *domain.Service, dataDir string, now time.Time) (string, error) {
 	path := filepath.Join(dataDir, devKeyFile)
 	acct, err := s.AccountByName(ctx, devAccountName)
 	if mailroom.IsCode(err, mailroom.ECodeNotFound) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns"
+	"github.com/mailroom/mailroom/domain"
 )
 
 // domainFlags are the operator's settings for sending domains: which DNS
@@ -31,7 +32,7 @@ func (f *domainFlags) register(fs *flag.FlagSet) {
 }
 
 // service builds the domains service on hostname's defaults.
-func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*mailroom.Domains, *dns.Resolver, error) {
+func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*domain.Service, *dns.Resolver, error) {
 	settings := mailroom.DefaultRecordSettings(hostname)
 	settings.ReturnPathLabel = f.returnPathName
 	if f.spfMechanisms != "" {
@@ -57,7 +58,7 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 		}
 	}
 	resolver := &dns.Resolver{Server: f.dnsServer, Timeout: 5 * time.Second}
-	return &mailroom.Domains{
+	return &domain.Service{
 		Store: store,
 		Checker: &dns.Checker{
 			Resolver:    resolver,

@@ -1,22 +1,21 @@
-package mailroom
+package domain
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// PrefixDomain is the prefix of domains' internal ids.
-const PrefixDomain = "dom_"
-
-// Domains is the service behind sending domains (docs/api.md "Domains"): adding one
+// Service is the service behind sending domains (docs/api.md "Domains"): adding one
 // with a fresh DKIM key, checking its records now or on schedule, and
 // answering whether an account may send from it.
-type Domains struct {
-	Store    DomainStore
-	Checker  DomainChecker
-	Sealer   Sealer
-	Settings RecordSettings
+type Service struct {
+	Store    mailroom.DomainStore
+	Checker  mailroom.DomainChecker
+	Sealer   mailroom.Sealer
+	Settings mailroom.RecordSettings
 	Now      func() time.Time
 	Log      *slog.Logger
 	// Sandbox names the `--dev` sandbox domain (AddSandbox), if any. Verify
@@ -32,12 +31,12 @@ type Domains struct {
 // Add creates a pending domain with its own DKIM key and the records to
 // publish. The RSA key generation (tens of milliseconds) happens here, once,
 // not on the send path.
-func (s *Domains) Add(ctx context.Context, accountID, rawName string) (*Domain, error) {
+func (s *Service) Add(ctx context.Context, accountID, rawName string) (*mailroom.Domain, error) {
 	d, err := s.newDomain(accountID, rawName)
 	if err != nil {
 		return nil, err
 	}
-	d.NextCheckAt = NextDomainCheck(d, d.CreatedAt)
+	d.NextCheckAt = mailroom.NextDomainCheck(d, d.CreatedAt)
 	if err := s.Store.CreateDomain(ctx, d); err != nil {
 		return nil, err
 	}
@@ -47,58 +46,75 @@ func (s *Domains) Add(ctx context.Context, accountID, rawName string) (*Domain, 
 // AddSandbox creates a domain that is verified from the start and never
 // checked: the `--dev` sandbox (mailroom.test is reserved by RFC 2606 and
 // can have no public records). Adding it again returns the existing one.
-func (s *Domains) AddSandbox(ctx context.Context, accountID, name string) (*Domain, error) {
-	if d, err := s.Store.Domain(ctx, accountID, name); err == nil || !IsCode(err, ECodeNotFound) {
+func (s *Service) AddSandbox(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
+	if d, err := s.Store.Domain(ctx, accountID, name); err == nil || !mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		return d, err
 	}
 	d, err := s.newDomain(accountID, name)
 	if err != nil {
 		return nil, err
 	}
-	d.Status = DomainVerified
+	d.Status = mailroom.DomainVerified
 	d.VerifiedAt = &d.CreatedAt
 	for i := range d.Records {
-		d.Records[i].Status = RecordVerified
+		d.Records[i].Status = mailroom.RecordVerified
 		d.Records[i].Problem = "sandbox domain: not looked up in DNS"
 	}
 	return d, s.Store.CreateDomain(ctx, d)
 }
 
-func (s *Domains) newDomain(accountID, rawName string) (*Domain, error) {
-	name, err := NormalizeDomainName(rawName)
+func (s *Service) newDomain(accountID, rawName string) (*mailroom.Domain, error) {
+	name, err := mailroom.NormalizeDomainName(rawName)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC()
-	selector, private, public, err := NewDKIMKey(now)
+	selector, private, public, err := mailroom.NewDKIMKey(now)
 	if err != nil {
 		return nil, err
 	}
-	d := &Domain{
-		ID:               NewID(PrefixDomain, now),
+	d := &mailroom.Domain{
+		ID:               mailroom.NewID(mailroom.PrefixDomain, now),
 		AccountID:        accountID,
 		Name:             name,
-		Status:           DomainPending,
+		Status:           mailroom.DomainPending,
 		DKIMSelector:     selector,
 		DKIMPublicKey:    public,
 		ReturnPathDomain: s.Settings.ReturnPathDomain(name),
 		CreatedAt:        now,
 	}
 	d.DKIMPrivateKeySealed = s.Sealer.Seal(private, []byte(d.ID))
-	d.Records = BuildDomainRecords(d, s.Settings)
+	d.Records = mailroom.BuildDomainRecords(d, s.Settings)
 	return d, nil
 }
 
 // DKIMPrivateKey opens d's sealed PKCS#8 private key.
-func (s *Domains) DKIMPrivateKey(d *Domain) ([]byte, error) {
+func (s *Service) DKIMPrivateKey(d *mailroom.Domain) ([]byte, error) {
 	return s.Sealer.Open(d.DKIMPrivateKeySealed, []byte(d.ID))
 }
 
-// Verify checks an account's domain against DNS now and stores the outcome.
-func (s *Domains) Verify(ctx context.Context, accountID, name string) (*Domain, error) {
-	name, err := NormalizeDomainName(name)
+// DKIMKey opens d's sealed private key into the key that signs its mail.
+func (s *Service) DKIMKey(d *mailroom.Domain) (mailroom.DKIMKey, error) {
+	private, err := s.DKIMPrivateKey(d)
 	if err != nil {
-		return nil, Errorf(ECodeNotFound, "No domain %q in this account.", name)
+		return mailroom.DKIMKey{}, err
+	}
+	return mailroom.DKIMKey{Domain: d.Name, Selector: d.DKIMSelector, PrivateKeyPKCS8: private}, nil
+}
+
+// SendingDomain reads the account's domain.
+func (s *Service) SendingDomain(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
+	return s.Store.Domain(ctx, accountID, name)
+}
+
+// ReturnPathDomain is the bounce subdomain of a sending domain.
+func (s *Service) ReturnPathDomain(name string) string { return s.Settings.ReturnPathDomain(name) }
+
+// Verify checks an account's domain against DNS now and stores the outcome.
+func (s *Service) Verify(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
+	name, err := mailroom.NormalizeDomainName(name)
+	if err != nil {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
 	}
 	d, err := s.Store.Domain(ctx, accountID, name)
 	if err != nil || (s.Sandbox != "" && name == s.Sandbox) {
@@ -109,15 +125,15 @@ func (s *Domains) Verify(ctx context.Context, accountID, name string) (*Domain, 
 
 // check looks d up in DNS, moves it through its states and saves it, with
 // the event of a status change in the same transaction.
-func (s *Domains) check(ctx context.Context, d *Domain) error {
+func (s *Service) check(ctx context.Context, d *mailroom.Domain) error {
 	result, err := s.Checker.Check(ctx, d)
 	if err != nil {
-		return Unavailable(err)
+		return mailroom.Unavailable(err)
 	}
 	now := s.Now().UTC()
-	var event *Event
-	if typ := ApplyDomainCheck(d, result.Records, result.Indeterminate, now); typ != "" {
-		event, err = NewEvent(d.AccountID, typ, newDomainEventData(d), now)
+	var event *mailroom.Event
+	if typ := mailroom.ApplyDomainCheck(d, result.Records, result.Indeterminate, now); typ != "" {
+		event, err = mailroom.NewEvent(d.AccountID, typ, newDomainEventData(d), now)
 		if err != nil {
 			return err
 		}
@@ -131,20 +147,20 @@ func (s *Domains) check(ctx context.Context, d *Domain) error {
 // and each record's, without the values (GET /v1/domains/{domain} has
 // them): a webhook tells what changed, not the whole configuration.
 type domainEventData struct {
-	Domain  string            `json:"domain"`
-	Status  DomainStatus      `json:"status"`
-	Records []recordEventData `json:"records"`
+	Domain  string                `json:"domain"`
+	Status  mailroom.DomainStatus `json:"status"`
+	Records []recordEventData     `json:"records"`
 }
 
 type recordEventData struct {
-	Purpose RecordPurpose `json:"purpose"`
-	Type    string        `json:"type"`
-	Name    string        `json:"name"`
-	Status  RecordStatus  `json:"status"`
-	Problem string        `json:"problem,omitempty"`
+	Purpose mailroom.RecordPurpose `json:"purpose"`
+	Type    string                 `json:"type"`
+	Name    string                 `json:"name"`
+	Status  mailroom.RecordStatus  `json:"status"`
+	Problem string                 `json:"problem,omitempty"`
 }
 
-func newDomainEventData(d *Domain) domainEventData {
+func newDomainEventData(d *mailroom.Domain) domainEventData {
 	out := domainEventData{Domain: d.Name, Status: d.Status, Records: make([]recordEventData, len(d.Records))}
 	for i, r := range d.Records {
 		out.Records[i] = recordEventData{Purpose: r.Purpose, Type: r.Type, Name: r.Name, Status: r.Status, Problem: r.Problem}
@@ -163,7 +179,7 @@ const (
 
 // RecheckDue checks the domains whose next check is due, until none is, and
 // returns how many it checked.
-func (s *Domains) RecheckDue(ctx context.Context) (int, error) {
+func (s *Service) RecheckDue(ctx context.Context) (int, error) {
 	checked := 0
 	for {
 		due, err := s.Store.ClaimDueDomains(ctx, s.Now().UTC(), recheckLease, recheckBatch)
@@ -174,7 +190,7 @@ func (s *Domains) RecheckDue(ctx context.Context) (int, error) {
 			dctx, cancel := context.WithTimeout(ctx, recheckBudget)
 			err := s.check(dctx, d)
 			cancel()
-			if err != nil && !IsCode(err, ECodeNotFound) {
+			if err != nil && !mailroom.IsCode(err, mailroom.ECodeNotFound) {
 				s.Log.Warn("domain re-check failed; it will be tried again when its lease ends", "domain", d.Name, "err", err)
 			}
 			checked++
@@ -186,7 +202,7 @@ func (s *Domains) RecheckDue(ctx context.Context) (int, error) {
 }
 
 // RunRechecks calls RecheckDue every interval until ctx ends.
-func (s *Domains) RunRechecks(ctx context.Context, interval time.Duration) {
+func (s *Service) RunRechecks(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -205,7 +221,7 @@ func (s *Domains) RunRechecks(ctx context.Context, interval time.Duration) {
 // send from name now (verified, or in the grace period of a temporary
 // failure). It reads one indexed row, or reuses the answer read within
 // SendingDomainCacheTTL, and does no DNS, so it can sit on the send path.
-func (s *Domains) CheckSendingDomain(ctx context.Context, accountID, name string) error {
+func (s *Service) CheckSendingDomain(ctx context.Context, accountID, name string) error {
 	now := s.now()
 	cached, ok := s.statuses.get(accountID, name, now)
 	if !ok {
@@ -213,29 +229,29 @@ func (s *Domains) CheckSendingDomain(ctx context.Context, accountID, name string
 		switch {
 		case err == nil:
 			cached = cachedDomainStatus{status: status, found: true}
-		case !IsCode(err, ECodeNotFound):
+		case !mailroom.IsCode(err, mailroom.ECodeNotFound):
 			return err
 		}
 		s.statuses.put(accountID, name, cached, now)
 	}
 	switch {
 	case !cached.found:
-		return Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
+		return mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
 	case !cached.status.CanSend():
-		return Errorf(ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, cached.status)
+		return mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, cached.status)
 	}
 	return nil
 }
 
 // Delete removes an account's domain; sends from it are refused from the
 // next one on this node (other nodes: within SendingDomainCacheTTL).
-func (s *Domains) Delete(ctx context.Context, accountID, name string) error {
+func (s *Service) Delete(ctx context.Context, accountID, name string) error {
 	err := s.Store.DeleteDomain(ctx, accountID, name)
 	s.statuses.forget(accountID, name)
 	return err
 }
 
-func (s *Domains) now() time.Time {
+func (s *Service) now() time.Time {
 	if s.Now == nil {
 		return time.Now()
 	}

@@ -1,4 +1,4 @@
-package mailroom
+package domain
 
 import (
 	"fmt"

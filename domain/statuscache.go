@@ -1,14 +1,16 @@
-package mailroom
+package domain
 
 import (
 	"sync"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
 // SendingDomainCacheTTL is how long an answer of the sending-domain check
 // is reused (docs/api.md "Domains"): a domain that another node, the
 // command line or a scheduled check deletes or fails stops accepting sends
-// within this time. A change made through this node's own Domains service
+// within this time. A change made through this node's own domain Service
 // (Delete, Verify) takes effect at once.
 const SendingDomainCacheTTL = time.Second
 
@@ -29,7 +31,7 @@ type domainCacheKey struct{ account, name string }
 // cachedDomainStatus is a stored status, or found false for a name the
 // account does not have.
 type cachedDomainStatus struct {
-	status  DomainStatus
+	status  mailroom.DomainStatus
 	found   bool
 	expires time.Time
 }

@@ -1,4 +1,4 @@
-package mailroom_test
+package domain_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -19,7 +20,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 	store := storetest.SQLite.Open(t)
 	acct := storetest.NewAccount(t, store, "acme")
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	svc := &mailroom.Domains{Store: store, Now: func() time.Time { return now }}
+	svc := &domain.Service{Store: store, Now: func() time.Time { return now }}
 	check := func(name string) error { return svc.CheckSendingDomain(ctx, acct.ID, name) }
 	mustSend := func(name, when string) {
 		t.Helper()
@@ -48,7 +49,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 	if err := store.DeleteDomain(ctx, acct.ID, "a.example"); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(mailroom.SendingDomainCacheTTL - time.Millisecond)
+	now = now.Add(domain.SendingDomainCacheTTL - time.Millisecond)
 	mustSend("a.example", "deleted by another node, within the TTL")
 	now = now.Add(time.Millisecond)
 	mustRefuse("a.example", "deleted by another node, the TTL over")
@@ -57,7 +58,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 	mustRefuse("b.example", "not added")
 	verified("b.example")
 	mustRefuse("b.example", "added by another node, within the TTL")
-	now = now.Add(mailroom.SendingDomainCacheTTL)
+	now = now.Add(domain.SendingDomainCacheTTL)
 	mustSend("b.example", "added by another node, the TTL over")
 
 	// Deleted through this node's service: refused at once.
