@@ -92,9 +92,9 @@ func TestClientEnumsMatchTheServers(t *testing.T) {
 			mailroom.ECodeUnavailable, mailroom.ECodeInternal})
 }
 
-// client.VerifyWebhook takes what the service signs (mailroom.SignWebhook,
+// client.VerifyWebhook takes what the service signs (webhook.Sign,
 // the dispatcher's signer), with one key and with the two of a rotation,
-// and ParseEvent reads the body it sends (mailroom.WebhookBody).
+// and ParseEvent reads the body it sends (webhook.Body).
 func TestClientVerifiesWhatTheServiceSigns(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	ev, err := mailroom.NewEvent("acct_1", mailroom.EventEmailBounced, mailroom.EmailEventData{MessageID: "msg_1", Recipient: "ann@example.net",
@@ -134,7 +134,7 @@ func TestClientVerifiesWhatTheServiceSigns(t *testing.T) {
 	}
 	// The service's own verifier agrees.
 	if err := webhook.Verify(newKey, ev.ID, strconv.FormatInt(now.Unix(), 10), header(newKey, oldKey).Get("webhook-signature"), body, now); err != nil {
-		t.Errorf("mailroom.VerifyWebhook: %v", err)
+		t.Errorf("webhook.Verify: %v", err)
 	}
 	if client.WebhookTolerance != webhook.Tolerance {
 		t.Errorf("tolerance %v, the service's %v", client.WebhookTolerance, webhook.Tolerance)

@@ -1,5 +1,7 @@
 package mailroom
 
+import "context"
+
 // Mail coming back to the return-path MX (docs/api.md "Mail coming back"):
 // what package inbound makes of one message, before the Reports service
 // matches it to the log.
@@ -60,4 +62,33 @@ type ReportRecipient struct {
 	// ("smtp;"): "550 5.1.1 <ann@example.net>: user unknown".
 	DiagnosticCode string
 	RemoteMTA      string
+}
+
+// ReportStore is what the Reports service reads and writes.
+type ReportStore interface {
+	// ReturnPathDomainExists says whether some account's domain has
+	// domain as its bounce subdomain.
+	ReturnPathDomainExists(ctx context.Context, domain string) (bool, error)
+	// ReportedMessage finds a message by id, whatever its account, with
+	// its recipients (a report names no account); ECodeNotFound when
+	// there is none (or it expired).
+	ReportedMessage(ctx context.Context, messageID string) (*Message, error)
+	// RecordReport applies what a report says of one recipient, in one
+	// transaction: its new status (none for a delay), its event, and a
+	// suppression. It is not fenced by a delivery's claim: a late bounce
+	// wins over an attempt in flight, whose outcome is then dropped.
+	RecordReport(ctx context.Context, o *ReportOutcome) error
+}
+
+// ReportOutcome is what one report changes for one recipient.
+type ReportOutcome struct {
+	MessageID string
+	Address   string
+	// Status is the recipient's new status (bounced, complained), or ""
+	// to change none (a delayed DSN).
+	Status       RecipientStatus
+	SMTPCode     int
+	SMTPResponse string
+	Event        *Event
+	Suppress     *Suppression
 }

@@ -21,3 +21,24 @@ type SendingDomains interface {
 	// ReturnPathDomain is the bounce subdomain of a sending domain.
 	ReturnPathDomain(name string) string
 }
+
+// EnvelopeSenders makes each delivery's envelope sender, a VERP token on
+// the domain's bounce subdomain (package inbound's ReturnPaths, which
+// opens the token again when a report comes back).
+type EnvelopeSenders interface {
+	// EnvelopeSender is the MAIL FROM of one delivery of a message to
+	// recipients, at returnPath.
+	EnvelopeSender(messageID, returnPath string, recipients []string) string
+}
+
+// MailUnsubscribes takes the mail sent to marketing messages' mailto
+// unsubscribe addresses (RFC 2369 List-Unsubscribe), which arrive at the
+// bounce subdomains beside the reports (package unsubscribe).
+type MailUnsubscribes interface {
+	// IsUnsubscribeLocalPart says whether a local part has the form of a
+	// mailto unsubscribe address: mail to it is a request, not a report.
+	IsUnsubscribeLocalPart(localPart string) bool
+	// UnsubscribeByMail applies the request that mail to localPart is;
+	// ok is false when the address does not verify.
+	UnsubscribeByMail(ctx context.Context, localPart string) (u Unsubscribe, ok bool, err error)
+}

@@ -81,3 +81,9 @@ func (s *Unsubscribes) UnsubscribeByMail(ctx context.Context, localPart string) 
 	}
 	return u, true, s.Apply(ctx, u)
 }
+
+// IsUnsubscribeLocalPart says whether a local part has the form of a
+// mailto unsubscribe address (IsUnsubscribeLocalPart).
+func (s *Unsubscribes) IsUnsubscribeLocalPart(localPart string) bool {
+	return IsUnsubscribeLocalPart(localPart)
+}

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// sign signs as the service does (the root's mailroom.SignWebhook, which a
+// sign signs as the service does (webhook.Sign in the root module, which a
 // test of the root module checks against VerifyWebhook too).
 func sign(secret, id string, ts time.Time, body string) string {
 	key, _ := base64.StdEncoding.DecodeString(secret[len("whsec_"):])

@@ -26,7 +26,7 @@ type Deliverer struct {
 	Signer mailroom.Signer
 	// ReturnPaths makes each delivery's envelope sender (VERP), under the
 	// service's key.
-	ReturnPaths mailroom.ReturnPaths
+	ReturnPaths mailroom.EnvelopeSenders
 	Transport   mailroom.Transport
 	Now         func() time.Time
 	Log         *slog.Logger

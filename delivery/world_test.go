@@ -16,6 +16,7 @@ import (
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
@@ -149,9 +150,10 @@ func newDeliverer(store mailroom.MessageStore, domains *domain.Service, composer
 	transport := smtp.NewDirect(&dns.Resolver{Server: dnsAddr, Timeout: time.Second}, serviceHost)
 	transport.Port = mxPort
 	return &delivery.Deliverer{
-		Store:     store,
-		Signer:    &delivery.Signer{Store: store, Domains: domains, Composer: composer, Unsubscribe: unsubscribeLinks},
-		Transport: transport, Now: time.Now, Node: "node_test",
+		Store:       store,
+		Signer:      &delivery.Signer{Store: store, Domains: domains, Composer: composer, Unsubscribe: unsubscribeLinks},
+		ReturnPaths: inbound.ReturnPaths{Key: []byte("delivery test return-path key")},
+		Transport:   transport, Now: time.Now, Node: "node_test",
 		Log:   slog.New(slog.DiscardHandler),
 		Retry: mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
 		Lease: 10 * time.Minute, Batch: 50, MaxMessages: 400, PerDestination: 64, Poll: time.Second,

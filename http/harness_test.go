@@ -19,6 +19,7 @@ import (
 	"github.com/mailroom/mailroom/dns/dnstest"
 	"github.com/mailroom/mailroom/domain"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/netguard"
 	"github.com/mailroom/mailroom/sealer"
@@ -110,9 +111,10 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Unsubscribe: mailroom.UnsubscribeLinks{Tokens: unsubscribe, PublicURL: "https://" + serviceHost}}
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: clk.Now, Node: "node_test",
-		Log:   slog.New(slog.DiscardHandler),
-		Retry: mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
-		Lease: 10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
+		ReturnPaths: inbound.ReturnPaths{Key: seal.DeriveKey("mailroom return-path v1")},
+		Log:         slog.New(slog.DiscardHandler),
+		Retry:       mailroom.RetryPolicy{MinDelay: time.Minute, MaxDelay: time.Hour, Window: 72 * time.Hour},
+		Lease:       10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 	}
 	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: clk.Now}

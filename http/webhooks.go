@@ -27,7 +27,7 @@ func toWebhook(e *mailroom.WebhookEndpoint, now time.Time) api.Webhook {
 		}
 		out.DisabledReason = &reason
 	}
-	// The same rule as mailroom.Webhooks.SigningKeys: the previous secret
+	// The same rule as webhook.Service.SigningKeys: the previous secret
 	// signs until PreviousSecretUntil.
 	if e.PreviousSecretSigns(now) {
 		out.SecretRotation = &api.SecretRotation{PreviousSecretExpiresAt: wireTime(*e.PreviousSecretUntil)}

@@ -13,7 +13,7 @@ import (
 )
 
 // Handler is what the server asks about each recipient and hands each
-// report to: mailroom.Reports.
+// report to: Reports.
 type Handler interface {
 	// Accepts says whether rcpt is an address this MX takes mail for (at
 	// the bounce subdomain of a domain some account has added).

@@ -15,7 +15,7 @@ import (
 )
 
 // webhookSink is a local receiver for -webhooks: it verifies each request
-// as a consumer would (mailroom.VerifyWebhook), and keeps when each event
+// as a consumer would (webhook.Verify), and keeps when each event
 // arrived and how long after its own timestamp (the lag from the state
 // change to its webhook; both clocks are this machine's).
 type webhookSink struct {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
 )
 
@@ -29,7 +28,7 @@ func (f *inboundFlags) register(fs *flag.FlagSet) {
 // returns a function that stops it (letting the reports being read finish,
 // for up to 30 s). Without it, serve warns: bounces and complaints that
 // arrive after the SMTP exchange are not processed.
-func (f *inboundFlags) startInbound(reports *mailroom.Reports, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
+func (f *inboundFlags) startInbound(reports *inbound.Reports, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
 	if f.listen == "" {
 		log.Warn("--inbound-listen is not set: bounces and complaints that arrive after delivery (to the bounce subdomains' MX) are not processed")
 		return func() {}, nil

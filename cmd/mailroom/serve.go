@@ -20,6 +20,7 @@ import (
 	"github.com/mailroom/mailroom/cluster"
 	"github.com/mailroom/mailroom/dashboard"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
@@ -151,7 +152,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
-	svc.deliverer.ReturnPaths = mailroom.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel)}
+	returnPaths := inbound.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel)}
+	svc.deliverer.ReturnPaths = returnPaths
 	unsubscribes, err := c.unsubscribes(store, seal, svc.signer)
 	if err != nil {
 		return err
@@ -236,7 +238,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Metrics:      registry,
 	}
 
-	reports := &mailroom.Reports{Store: store, ReturnPaths: svc.deliverer.ReturnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
+	reports := &inbound.Reports{Store: store, ReturnPaths: returnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
 	stopInbound, err := c.inboundFlags.startInbound(reports, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
 		stopBackground()

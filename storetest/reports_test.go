@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/inbound"
 )
 
 func init() {
@@ -20,9 +21,9 @@ func init() {
 }
 
 // reportsOn is the Reports service on s, as serve builds it.
-func reportsOn(s mailroom.Store) (*mailroom.Reports, *[]string) {
+func reportsOn(s mailroom.Store) (*inbound.Reports, *[]string) {
 	var dropped []string
-	return &mailroom.Reports{Store: s, ReturnPaths: mailroom.ReturnPaths{Key: []byte("report-key")},
+	return &inbound.Reports{Store: s, ReturnPaths: inbound.ReturnPaths{Key: []byte("report-key")},
 		Now: func() time.Time { return t0.Add(time.Hour) }, Dropped: func(r string) { dropped = append(dropped, r) }}, &dropped
 }
 
@@ -47,7 +48,7 @@ func delivered(t *testing.T, s mailroom.Store, acct *mailroom.Account, to ...str
 	return m
 }
 
-func bounceAddress(rp *mailroom.Reports, m *mailroom.Message, to ...string) string {
+func bounceAddress(rp *inbound.Reports, m *mailroom.Message, to ...string) string {
 	return rp.ReturnPaths.EnvelopeSender(m.ID, "bounces.shop.example", to)
 }
 
@@ -132,7 +133,7 @@ func testReportsDelayAndForgery(t *testing.T, s mailroom.Store) {
 		return &mailroom.Report{Kind: mailroom.ReportDSN, Recipients: []mailroom.ReportRecipient{{
 			FinalRecipient: rcpt, Action: "failed", Status: "5.1.1"}}}
 	}
-	forger := mailroom.ReturnPaths{Key: []byte("a guess")}
+	forger := inbound.ReturnPaths{Key: []byte("a guess")}
 	for _, c := range []struct {
 		rcpt   string
 		report *mailroom.Report

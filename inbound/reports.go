@@ -1,4 +1,4 @@
-package mailroom
+package inbound
 
 import (
 	"context"
@@ -7,36 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
-
-// ReportStore is what the Reports service reads and writes.
-type ReportStore interface {
-	// ReturnPathDomainExists says whether some account's domain has
-	// domain as its bounce subdomain.
-	ReturnPathDomainExists(ctx context.Context, domain string) (bool, error)
-	// ReportedMessage finds a message by id, whatever its account, with
-	// its recipients (a report names no account); ECodeNotFound when
-	// there is none (or it expired).
-	ReportedMessage(ctx context.Context, messageID string) (*Message, error)
-	// RecordReport applies what a report says of one recipient, in one
-	// transaction: its new status (none for a delay), its event, and a
-	// suppression. It is not fenced by a delivery's claim: a late bounce
-	// wins over an attempt in flight, whose outcome is then dropped.
-	RecordReport(ctx context.Context, o *ReportOutcome) error
-}
-
-// ReportOutcome is what one report changes for one recipient.
-type ReportOutcome struct {
-	MessageID string
-	Address   string
-	// Status is the recipient's new status (bounced, complained), or ""
-	// to change none (a delayed DSN).
-	Status       RecipientStatus
-	SMTPCode     int
-	SMTPResponse string
-	Event        *Event
-	Suppress     *Suppression
-}
 
 // Reports applies what arrives at the return-path MX to the log
 // (docs/api.md "Mail coming back"): a DSN bounces a recipient (even a
@@ -45,14 +18,14 @@ type ReportOutcome struct {
 // through its return-path token (ReturnPaths) or, for a complaint, the
 // original message it carries, and only to recipients that message had.
 type Reports struct {
-	Store       ReportStore
+	Store       mailroom.ReportStore
 	ReturnPaths ReturnPaths
 	Now         func() time.Time
 	Log         *slog.Logger
 	// Unsubscribes takes the mail sent to marketing messages' mailto
 	// unsubscribe addresses (RFC 2369 List-Unsubscribe), which are on the
 	// same bounce subdomains; nil leaves them unprocessed.
-	Unsubscribes *Unsubscribes
+	Unsubscribes mailroom.MailUnsubscribes
 	// Dropped, when set, counts the reports that change nothing, by
 	// reason: auto_reply, unknown, unverified, unmatched.
 	Dropped func(reason string)
@@ -79,9 +52,9 @@ func splitAddress(addr string) (local, domain string, ok bool) {
 // Apply applies a report received for rcpt. A mail to a mailto
 // unsubscribe address unsubscribes, whatever it says (RFC 2369 §3.2: its
 // arrival is the request); any other is read as the report it is.
-func (s *Reports) Apply(ctx context.Context, rcpt string, r *Report) error {
-	if local, _, ok := splitAddress(rcpt); ok && s.Unsubscribes != nil && IsUnsubscribeLocalPart(local) {
-		if r.Kind == ReportAutoReply {
+func (s *Reports) Apply(ctx context.Context, rcpt string, r *mailroom.Report) error {
+	if local, _, ok := splitAddress(rcpt); ok && s.Unsubscribes != nil && s.Unsubscribes.IsUnsubscribeLocalPart(local) {
+		if r.Kind == mailroom.ReportAutoReply {
 			s.drop("auto_reply", rcpt, r)
 			return nil
 		}
@@ -92,11 +65,11 @@ func (s *Reports) Apply(ctx context.Context, rcpt string, r *Report) error {
 		return err
 	}
 	switch r.Kind {
-	case ReportDSN:
+	case mailroom.ReportDSN:
 		return s.applyDSN(ctx, rcpt, r)
-	case ReportComplaint:
+	case mailroom.ReportComplaint:
 		return s.applyComplaint(ctx, rcpt, r)
-	case ReportAutoReply:
+	case mailroom.ReportAutoReply:
 		s.drop("auto_reply", rcpt, r)
 	default:
 		s.drop("unknown", rcpt, r)
@@ -104,26 +77,26 @@ func (s *Reports) Apply(ctx context.Context, rcpt string, r *Report) error {
 	return nil
 }
 
-func (s *Reports) drop(reason, rcpt string, r *Report) {
+func (s *Reports) drop(reason, rcpt string, r *mailroom.Report) {
 	if s.Dropped != nil {
 		s.Dropped(reason)
 	}
 	if s.Log != nil {
-		s.Log.Info("inbound report changes nothing", "reason", reason, "kind", string(r.Kind), "rcpt", Excerpt(rcpt, 200))
+		s.Log.Info("inbound report changes nothing", "reason", reason, "kind", string(r.Kind), "rcpt", mailroom.Excerpt(rcpt, 200))
 	}
 }
 
 // message finds the message a token names, remembering it for the match
 // that follows.
 type reportedMessage struct {
-	store ReportStore
-	m     *Message
+	store mailroom.ReportStore
+	m     *mailroom.Message
 }
 
 func (rm *reportedMessage) recipients(ctx context.Context) func(string) ([]string, error) {
 	return func(id string) ([]string, error) {
 		m, err := rm.store.ReportedMessage(ctx, id)
-		if IsCode(err, ECodeNotFound) {
+		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -140,7 +113,7 @@ func (rm *reportedMessage) recipients(ctx context.Context) func(string) ([]strin
 
 // open checks the token of the address a report came to and returns the
 // message and the recipient it is bound to ("" for the whole message).
-func (s *Reports) open(ctx context.Context, rcpt string) (*Message, string, error) {
+func (s *Reports) open(ctx context.Context, rcpt string) (*mailroom.Message, string, error) {
 	local, _, ok := splitAddress(rcpt)
 	if !ok {
 		return nil, "", nil
@@ -152,7 +125,7 @@ func (s *Reports) open(ctx context.Context, rcpt string) (*Message, string, erro
 	}
 	if rm.m == nil || rm.m.ID != tok.MessageID {
 		m, err := s.Store.ReportedMessage(ctx, tok.MessageID)
-		if IsCode(err, ECodeNotFound) {
+		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return nil, "", nil
 		}
 		if err != nil {
@@ -164,7 +137,7 @@ func (s *Reports) open(ctx context.Context, rcpt string) (*Message, string, erro
 }
 
 // recipientOf finds the message's recipient that addr names, ignoring case.
-func recipientOf(m *Message, addr string) *Recipient {
+func recipientOf(m *mailroom.Message, addr string) *mailroom.Recipient {
 	addr = strings.Trim(strings.TrimSpace(addr), "<>")
 	for _, r := range m.Recipients {
 		if addr != "" && strings.EqualFold(r.Address, addr) {
@@ -177,7 +150,7 @@ func recipientOf(m *Message, addr string) *Recipient {
 // applyDSN: a failed action with a permanent status bounces the recipient
 // (RFC 3464 §2.3.3, §2.3.4); a delay, or a failure with a temporary
 // status, only writes email.deferred; other actions change nothing.
-func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *Report) error {
+func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report) error {
 	m, bound, err := s.open(ctx, rcpt)
 	if err != nil {
 		return err
@@ -215,49 +188,49 @@ func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *Report) error {
 	return nil
 }
 
-func (s *Reports) dsnOutcome(m *Message, target *Recipient, block ReportRecipient, text string) *ReportOutcome {
+func (s *Reports) dsnOutcome(m *mailroom.Message, target *mailroom.Recipient, block mailroom.ReportRecipient, text string) *mailroom.ReportOutcome {
 	now := s.Now().UTC()
 	action := strings.ToLower(block.Action)
 	permanent := strings.HasPrefix(block.Status, "5.")
 	var typ string
-	var status RecipientStatus
+	var status mailroom.RecipientStatus
 	switch {
 	case action == "failed" && permanent:
-		typ, status = EventEmailBounced, RecipientBounced
+		typ, status = mailroom.EventEmailBounced, mailroom.RecipientBounced
 	case action == "delayed", action == "failed" && strings.HasPrefix(block.Status, "4."):
-		typ = EventEmailDeferred
+		typ = mailroom.EventEmailDeferred
 	default:
 		return nil
 	}
 	code, response := replyOf(block)
 	r := *target
 	r.SMTPCode, r.SMTPResponse = code, response
-	ev := NewEmailEvent(m.Summary(), &r, typ, now)
-	data := EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From.Address, Subject: m.Subject, Tags: tagsOrEmpty(m.Tags),
-		EmailEventDetail: EmailEventDetail{SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true,
-			ReportText: Excerpt(text, MaxReportText), Attempt: r.Attempts}}
-	hard := status == RecipientBounced && (strings.HasPrefix(block.Status, "5.1.") || IsHardBounce(code, response))
+	ev := mailroom.NewEmailEvent(m.Summary(), &r, typ, now)
+	data := mailroom.EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From.Address, Subject: m.Subject, Tags: tagsOrEmpty(m.Tags),
+		EmailEventDetail: mailroom.EmailEventDetail{SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true,
+			ReportText: mailroom.Excerpt(text, mailroom.MaxReportText), Attempt: r.Attempts}}
+	hard := status == mailroom.RecipientBounced && (strings.HasPrefix(block.Status, "5.1.") || mailroom.IsHardBounce(code, response))
 	if hard {
 		data.BounceType = "hard"
 	}
 	ev.Data = mustJSON(data)
-	o := &ReportOutcome{MessageID: m.ID, Address: r.Address, Event: ev}
+	o := &mailroom.ReportOutcome{MessageID: m.ID, Address: r.Address, Event: ev}
 	if status != "" {
 		o.Status, o.SMTPCode, o.SMTPResponse = status, code, response
 	}
 	if hard {
-		o.Suppress = &Suppression{AccountID: m.AccountID, Address: r.Address, Reason: SuppressedHardBounce, MessageID: m.ID, CreatedAt: now}
+		o.Suppress = &mailroom.Suppression{AccountID: m.AccountID, Address: r.Address, Reason: mailroom.SuppressedHardBounce, MessageID: m.ID, CreatedAt: now}
 	}
 	return o
 }
 
 // replyOf is the SMTP reply a DSN block reports: its Diagnostic-Code when
 // it starts with a reply code, else the class of its Status.
-func replyOf(b ReportRecipient) (int, string) {
+func replyOf(b mailroom.ReportRecipient) (int, string) {
 	diag := strings.TrimSpace(b.DiagnosticCode)
 	if len(diag) >= 3 {
 		if n, err := strconv.Atoi(diag[:3]); err == nil && n >= 200 && n <= 599 {
-			return n, Excerpt(diag, 1000)
+			return n, mailroom.Excerpt(diag, 1000)
 		}
 	}
 	code := 550
@@ -268,7 +241,7 @@ func replyOf(b ReportRecipient) (int, string) {
 	if diag != "" {
 		response += " " + diag
 	}
-	return code, Excerpt(response, 1000)
+	return code, mailroom.Excerpt(response, 1000)
 }
 
 // applyComplaint: an abuse report marks the recipient complained and
@@ -276,7 +249,7 @@ func replyOf(b ReportRecipient) (int, string) {
 // the address names, or else the one whose Message-ID the report carries,
 // if it was sent from this bounce subdomain's domain and to one recipient
 // alone.
-func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) error {
+func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.Report) error {
 	m, bound, err := s.open(ctx, rcpt)
 	if err != nil {
 		return err
@@ -292,7 +265,7 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) er
 		s.drop("unverified", rcpt, r)
 		return nil
 	}
-	var target *Recipient
+	var target *mailroom.Recipient
 	switch {
 	case byHeader:
 		// Every recipient saw the Message-ID, and the others' addresses:
@@ -312,26 +285,26 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *Report) er
 		return nil
 	}
 	now := s.Now().UTC()
-	ev := NewEmailEvent(m.Summary(), target, EventEmailComplained, now)
-	ev.Data = mustJSON(EmailEventData{MessageID: m.ID, Recipient: target.Address, From: m.From.Address, Subject: m.Subject,
-		Tags: tagsOrEmpty(m.Tags), EmailEventDetail: EmailEventDetail{Async: true, ReportText: Excerpt(r.Text, MaxReportText), Attempt: target.Attempts}})
-	return s.Store.RecordReport(ctx, &ReportOutcome{MessageID: m.ID, Address: target.Address, Status: RecipientComplained,
+	ev := mailroom.NewEmailEvent(m.Summary(), target, mailroom.EventEmailComplained, now)
+	ev.Data = mustJSON(mailroom.EmailEventData{MessageID: m.ID, Recipient: target.Address, From: m.From.Address, Subject: m.Subject,
+		Tags: tagsOrEmpty(m.Tags), EmailEventDetail: mailroom.EmailEventDetail{Async: true, ReportText: mailroom.Excerpt(r.Text, mailroom.MaxReportText), Attempt: target.Attempts}})
+	return s.Store.RecordReport(ctx, &mailroom.ReportOutcome{MessageID: m.ID, Address: target.Address, Status: mailroom.RecipientComplained,
 		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
-		Suppress: &Suppression{AccountID: m.AccountID, Address: target.Address, Reason: SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
+		Suppress: &mailroom.Suppression{AccountID: m.AccountID, Address: target.Address, Reason: mailroom.SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
 }
 
 // byMessageIDHeader finds a message by the Message-ID it was sent with
 // ("<ulid@domain>", the message's own id) if its sending domain is the one
 // whose bounce subdomain the report came to.
-func (s *Reports) byMessageIDHeader(ctx context.Context, rcpt, header string) (*Message, error) {
+func (s *Reports) byMessageIDHeader(ctx context.Context, rcpt, header string) (*mailroom.Message, error) {
 	left, right, ok := strings.Cut(strings.Trim(strings.TrimSpace(header), "<>"), "@")
-	id := PrefixMessage + strings.ToLower(left)
-	if !ok || !IsID(id, PrefixMessage) {
+	id := mailroom.PrefixMessage + strings.ToLower(left)
+	if !ok || !mailroom.IsID(id, mailroom.PrefixMessage) {
 		return nil, nil
 	}
 	_, domain, _ := splitAddress(rcpt)
 	m, err := s.Store.ReportedMessage(ctx, id)
-	if IsCode(err, ECodeNotFound) {
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		return nil, nil
 	}
 	if err != nil {

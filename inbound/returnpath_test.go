@@ -1,4 +1,4 @@
-package mailroom_test
+package inbound_test
 
 import (
 	"strings"
@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/inbound"
 )
 
 func TestReturnPathTokens(t *testing.T) {
-	p := mailroom.ReturnPaths{Key: []byte("k1")}
+	p := inbound.ReturnPaths{Key: []byte("k1")}
 	id := mailroom.NewID(mailroom.PrefixMessage, time.Now())
 	rcpts := func(string) ([]string, error) { return []string{"ann@example.net", "Bob@example.net"}, nil }
 	local := func(addr string) string { l, _, _ := strings.Cut(addr, "@"); return l }
@@ -37,7 +38,7 @@ func TestReturnPathTokens(t *testing.T) {
 	forged := "b-" + strings.TrimPrefix(other, "msg_") + local(one)[len("b-")+26:]
 	for _, bad := range []string{
 		forged,
-		local(mailroom.ReturnPaths{Key: []byte("k2")}.EnvelopeSender(id, "x", []string{"bob@example.net"})),
+		local(inbound.ReturnPaths{Key: []byte("k2")}.EnvelopeSender(id, "x", []string{"bob@example.net"})),
 		flipLast(local(one)),
 		local(p.EnvelopeSender(id, "x", []string{"carol@example.net"})),
 		"b-" + strings.TrimPrefix(id, "msg_"), "postmaster", "b--", "",

@@ -1,10 +1,12 @@
-package mailroom
+package inbound
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
 	"strings"
+
+	"github.com/mailroom/mailroom"
 )
 
 // ReturnPaths makes and checks the envelope senders of deliveries (VERP):
@@ -37,7 +39,7 @@ func (p ReturnPaths) EnvelopeSender(messageID, returnPath string, recipients []s
 	if len(recipients) == 1 {
 		bound = recipients[0]
 	}
-	return "b-" + strings.TrimPrefix(messageID, PrefixMessage) + "-" + p.mac(messageID, bound) + "@" + returnPath
+	return "b-" + strings.TrimPrefix(messageID, mailroom.PrefixMessage) + "-" + p.mac(messageID, bound) + "@" + returnPath
 }
 
 func (p ReturnPaths) mac(messageID, recipient string) string {
@@ -69,10 +71,10 @@ func (p ReturnPaths) Open(localPart string, recipients func(messageID string) ([
 		return ReturnPathToken{}, false, nil
 	}
 	id, mac, ok := strings.Cut(rest, "-")
-	if !ok || !IsID(PrefixMessage+id, PrefixMessage) || len(mac) != 16 {
+	if !ok || !mailroom.IsID(mailroom.PrefixMessage+id, mailroom.PrefixMessage) || len(mac) != 16 {
 		return ReturnPathToken{}, false, nil
 	}
-	messageID := PrefixMessage + id
+	messageID := mailroom.PrefixMessage + id
 	if hmac.Equal([]byte(mac), []byte(p.mac(messageID, ""))) {
 		return ReturnPathToken{MessageID: messageID}, true, nil
 	}
