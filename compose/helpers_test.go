@@ -12,6 +12,7 @@ import (
 	"github.com/emersion/go-message"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 // testNow is the composer's clock in tests: the Date header is then known.
@@ -64,8 +65,8 @@ func testComposer() Composer {
 }
 
 // testLinks makes unsubscribe fields as the service does, under a test key.
-var testLinks = mailroom.UnsubscribeLinks{
-	Tokens:    mailroom.UnsubscribeTokens{Key: []byte("test unsubscribe key")},
+var testLinks = unsubscribe.Links{
+	Tokens:    unsubscribe.Tokens{Key: []byte("test unsubscribe key")},
 	PublicURL: "https://mail.example.com",
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 // TestMarketingIsDeliveredOneCopyPerRecipient: marketing mail is composed
@@ -64,7 +65,7 @@ func TestMarketingIsDeliveredOneCopyPerRecipient(t *testing.T) {
 			t.Fatal(err)
 		}
 		link := h.Header.Get("List-Unsubscribe")
-		if h.Header.Get("List-Unsubscribe-Post") != mailroom.OneClick {
+		if h.Header.Get("List-Unsubscribe-Post") != unsubscribe.OneClick {
 			t.Errorf("%s: List-Unsubscribe-Post %q", rcpt, h.Header.Get("List-Unsubscribe-Post"))
 		}
 		url, mailto, ok := strings.Cut(link, ", ")

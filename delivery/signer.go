@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ type Signer struct {
 	// Unsubscribe makes the List-Unsubscribe pair of each recipient's copy
 	// of marketing mail. Set it before the Signer is used, or later with
 	// SetUnsubscribe.
-	Unsubscribe mailroom.UnsubscribeLinks
+	Unsubscribe mailroom.UnsubscribeLinker
 
 	// domains caches sending domains briefly: every message of a domain
 	// needs its key and return path, and re-reading the row (with its
@@ -89,7 +90,7 @@ func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mai
 // SetUnsubscribe replaces Unsubscribe while the Signer is in use: the
 // public URL of `serve --dev` on an ephemeral port is known only once the
 // HTTPS listener is up.
-func (s *Signer) SetUnsubscribe(l mailroom.UnsubscribeLinks) {
+func (s *Signer) SetUnsubscribe(l mailroom.UnsubscribeLinker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Unsubscribe = l
@@ -109,6 +110,11 @@ func (s *Signer) copies(sum *mailroom.MessageSummary, base []byte, domain *mailr
 	s.mu.Lock()
 	links := s.Unsubscribe
 	s.mu.Unlock()
+	if links == nil {
+		return func(string) ([]byte, error) {
+			return nil, errors.New("unsubscribe links: no public URL is set (--public-url)")
+		}, nil
+	}
 	return func(rcpt string) ([]byte, error) {
 		fields, err := links.Fields(mailroom.Unsubscribe{AccountID: sum.AccountID, MessageID: sum.ID, Address: rcpt},
 			domain.ReturnPathDomain)

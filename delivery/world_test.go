@@ -22,6 +22,7 @@ import (
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/sqlstore"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 // Operator settings of the test service, as in http/harness_test.go: it
@@ -167,8 +168,8 @@ func realComposer() mailroom.Composer { return compose.Composer{} }
 // unsubscribeTokens and unsubscribeLinks make marketing mail's unsubscribe
 // links, as `mailroom serve` does with --public-url https://serviceHost.
 var (
-	unsubscribeTokens = mailroom.UnsubscribeTokens{Key: []byte("delivery test unsubscribe key")}
-	unsubscribeLinks  = mailroom.UnsubscribeLinks{Tokens: unsubscribeTokens, PublicURL: "https://" + serviceHost}
+	unsubscribeTokens = unsubscribe.Tokens{Key: []byte("delivery test unsubscribe key")}
+	unsubscribeLinks  = unsubscribe.Links{Tokens: unsubscribeTokens, PublicURL: "https://" + serviceHost}
 )
 
 // deliverAll runs delivery passes until nothing is due, and returns how

@@ -26,6 +26,7 @@ import (
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -43,7 +44,7 @@ type env struct {
 	acct    *mailroom.Account
 	admin   string // full key with every scope
 	// unsubscribe makes the tokens of the service's unsubscribe links.
-	unsubscribe mailroom.UnsubscribeTokens
+	unsubscribe unsubscribe.Tokens
 }
 
 // Operator settings of the test service: it sends from sendingIP, which
@@ -106,9 +107,9 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	t.Cleanup(func() { transport.Close() })
 	// Unsubscribe links point at the service's public name; tests POST
 	// their tokens to the test server.
-	unsubscribe := mailroom.UnsubscribeTokens{Key: seal.DeriveKey("mailroom unsubscribe v1")}
+	tokens := unsubscribe.Tokens{Key: seal.DeriveKey("mailroom unsubscribe v1")}
 	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{},
-		Unsubscribe: mailroom.UnsubscribeLinks{Tokens: unsubscribe, PublicURL: "https://" + serviceHost}}
+		Unsubscribe: unsubscribe.Links{Tokens: tokens, PublicURL: "https://" + serviceHost}}
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: clk.Now, Node: "node_test",
 		ReturnPaths: inbound.ReturnPaths{Key: seal.DeriveKey("mailroom return-path v1")},
@@ -129,7 +130,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
-	srv.Unsubscribes = &mailroom.Unsubscribes{Tokens: unsubscribe, Store: store, Now: clk.Now}
+	srv.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no
 	// private targets), with names resolved by the test's DNS server.
 	webhookResolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -160,7 +161,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 
 	acct := storetest.NewAccount(t, store, "acme")
 	ev := &env{Client: c, store: store, usage: usage, domains: domains, dns: world, mx: mx, deliver: deliverer, clock: clk, acct: acct,
-		unsubscribe: unsubscribe}
+		unsubscribe: tokens}
 	ev.admin = ev.newKey(t, acct, mailroom.Scopes(mailroom.AllScopes))
 	return ev
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -34,7 +35,7 @@ type Server struct {
 	Suppressions *mailroom.Suppressions
 	// Unsubscribes serves the one-click unsubscribe links of marketing
 	// mail (docs/api.md "Mail coming back"); nil answers them 404.
-	Unsubscribes *mailroom.Unsubscribes
+	Unsubscribes *unsubscribe.Service
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *webhook.Service

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 func init() {
@@ -203,11 +204,11 @@ func testReportsMailtoUnsubscribe(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme := NewAccount(t, s, "acme")
 	rp, dropped := reportsOn(s)
-	tokens := mailroom.UnsubscribeTokens{Key: []byte("unsubscribe-key")}
-	rp.Unsubscribes = &mailroom.Unsubscribes{Tokens: tokens, Store: s}
+	tokens := unsubscribe.Tokens{Key: []byte("unsubscribe-key")}
+	rp.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: s}
 	m := delivered(t, s, acme, "ann@example.net", "bob@example.net")
 	local := Try(tokens.LocalPart(mailroom.Unsubscribe{AccountID: acme.ID, MessageID: m.ID, Address: "bob@example.net"})).Must(t)
-	forged := Try(mailroom.UnsubscribeTokens{Key: []byte("guess")}.LocalPart(mailroom.Unsubscribe{AccountID: acme.ID, MessageID: m.ID, Address: "ann@example.net"})).Must(t)
+	forged := Try(unsubscribe.Tokens{Key: []byte("guess")}.LocalPart(mailroom.Unsubscribe{AccountID: acme.ID, MessageID: m.ID, Address: "ann@example.net"})).Must(t)
 	if err := rp.Apply(ctx, forged+"@bounces.shop.example", &mailroom.Report{Kind: mailroom.ReportUnknown}); err != nil {
 		t.Fatal(err)
 	}

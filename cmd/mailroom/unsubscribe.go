@@ -8,6 +8,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 // unsubscribeKeyLabel names the key of unsubscribe tokens among those
@@ -20,7 +21,7 @@ const unsubscribeKeyLabel = "mailroom unsubscribe v1"
 // (from --listen; an ephemeral port is filled in by servedAt).
 func (c serveConfig) resolvePublicURL() (string, error) {
 	if c.publicURL != "" {
-		u, err := mailroom.CheckPublicURL(c.publicURL)
+		u, err := unsubscribe.CheckPublicURL(c.publicURL)
 		if err != nil {
 			return "", usageError{"--public-url: " + err.Error()}
 		}
@@ -30,7 +31,7 @@ func (c serveConfig) resolvePublicURL() (string, error) {
 	if c.dev {
 		base = listenURL(c.listen)
 	}
-	u, err := mailroom.CheckPublicURL(base)
+	u, err := unsubscribe.CheckPublicURL(base)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("the default public URL %s is not usable (%v); pass --public-url https://mail.example.com", base, err)}
 	}
@@ -54,24 +55,24 @@ func listenURL(addr string) string {
 // back"): the links each recipient's copy of marketing mail carries, and
 // the service that answers them, under one key derived from the secret
 // key, which every node shares.
-func (c serveConfig) unsubscribes(store mailroom.Store, seal *sealer.Sealer, signer *delivery.Signer) (*mailroom.Unsubscribes, error) {
+func (c serveConfig) unsubscribes(store mailroom.Store, seal *sealer.Sealer, signer *delivery.Signer) (*unsubscribe.Service, error) {
 	base, err := c.resolvePublicURL()
 	if err != nil {
 		return nil, err
 	}
-	tokens := mailroom.UnsubscribeTokens{Key: seal.DeriveKey(unsubscribeKeyLabel)}
-	signer.SetUnsubscribe(mailroom.UnsubscribeLinks{Tokens: tokens, PublicURL: base})
-	return &mailroom.Unsubscribes{Tokens: tokens, Store: store, Now: time.Now}, nil
+	tokens := unsubscribe.Tokens{Key: seal.DeriveKey(unsubscribeKeyLabel)}
+	signer.SetUnsubscribe(unsubscribe.Links{Tokens: tokens, PublicURL: base})
+	return &unsubscribe.Service{Tokens: tokens, Store: store, Now: time.Now}, nil
 }
 
 // servedAt points the links of `serve --dev` without --public-url at the
 // address the HTTPS listener got: its port, when --listen asked for an
 // ephemeral one.
-func (c serveConfig) servedAt(u *mailroom.Unsubscribes, signer *delivery.Signer, base string) {
+func (c serveConfig) servedAt(u *unsubscribe.Service, signer *delivery.Signer, base string) {
 	if !c.dev || c.publicURL != "" {
 		return
 	}
-	if checked, err := mailroom.CheckPublicURL(base); err == nil {
-		signer.SetUnsubscribe(mailroom.UnsubscribeLinks{Tokens: u.Tokens, PublicURL: checked})
+	if checked, err := unsubscribe.CheckPublicURL(base); err == nil {
+		signer.SetUnsubscribe(unsubscribe.Links{Tokens: u.Tokens, PublicURL: checked})
 	}
 }

@@ -1,19 +1,21 @@
-package mailroom
+package unsubscribe
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-func testUnsubscribe(address string) Unsubscribe {
+func testUnsubscribe(address string) mailroom.Unsubscribe {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	return Unsubscribe{AccountID: NewID(PrefixAccount, now), MessageID: NewID(PrefixMessage, now), Address: address}
+	return mailroom.Unsubscribe{AccountID: mailroom.NewID(mailroom.PrefixAccount, now), MessageID: mailroom.NewID(mailroom.PrefixMessage, now), Address: address}
 }
 
 func TestUnsubscribeTokenRoundTrip(t *testing.T) {
-	tokens := UnsubscribeTokens{Key: []byte("key one")}
+	tokens := Tokens{Key: []byte("key one")}
 	for _, addr := range []string{
 		"ann@example.net",
 		"Mixed.Case+tag@Example.NET",
@@ -39,10 +41,10 @@ func TestUnsubscribeTokenRoundTrip(t *testing.T) {
 // or is not a token at all is not_found: nobody can make the link of
 // another address, message or account.
 func TestUnsubscribeTokenDoesNotVerify(t *testing.T) {
-	tokens := UnsubscribeTokens{Key: []byte("key one")}
+	tokens := Tokens{Key: []byte("key one")}
 	u := testUnsubscribe("ann@example.net")
 	tok, _ := tokens.Token(u)
-	other, _ := UnsubscribeTokens{Key: []byte("key two")}.Token(u)
+	other, _ := Tokens{Key: []byte("key two")}.Token(u)
 	// Ann's mac with Bob's address.
 	raw, _ := unsubscribeEncoding.DecodeString(tok)
 	spliced := unsubscribeEncoding.EncodeToString(append(raw[:len(raw)-len(u.Address)], "bob@example.net"...))
@@ -61,14 +63,14 @@ func TestUnsubscribeTokenDoesNotVerify(t *testing.T) {
 		cases[fmt.Sprintf("character %d changed", i)] = string(b)
 	}
 	for name, bad := range cases {
-		if got, err := tokens.Open(bad); !IsCode(err, ECodeNotFound) {
+		if got, err := tokens.Open(bad); !mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			t.Errorf("%s: opened %+v, %v; want not_found", name, got, err)
 		}
 	}
 }
 
 func TestUnsubscribeLocalPart(t *testing.T) {
-	tokens := UnsubscribeTokens{Key: []byte("key one")}
+	tokens := Tokens{Key: []byte("key one")}
 	u := testUnsubscribe("Ann@Example.net")
 	local, err := tokens.LocalPart(u)
 	if err != nil {
@@ -78,9 +80,9 @@ func TestUnsubscribeLocalPart(t *testing.T) {
 	if len(local) > 64 || !IsUnsubscribeLocalPart(local) || local != strings.ToLower(local) {
 		t.Fatalf("local part %q", local)
 	}
-	m := &Message{ID: u.MessageID, AccountID: u.AccountID, Recipients: []*Recipient{{Address: "bob@example.net"}, {Address: "Ann@Example.net"}}}
+	m := &mailroom.Message{ID: u.MessageID, AccountID: u.AccountID, Recipients: []*mailroom.Recipient{{Address: "bob@example.net"}, {Address: "Ann@Example.net"}}}
 	lookups := 0
-	find := func(id string) (*Message, error) {
+	find := func(id string) (*mailroom.Message, error) {
 		lookups++
 		if id != m.ID {
 			return nil, nil
@@ -92,23 +94,23 @@ func TestUnsubscribeLocalPart(t *testing.T) {
 		t.Fatalf("opened %+v %v %v, want %+v", got, ok, err, u)
 	}
 	for name, bad := range map[string]string{
-		"other key":   func() string { s, _ := (UnsubscribeTokens{Key: []byte("k2")}).LocalPart(u); return s }(),
+		"other key":   func() string { s, _ := (Tokens{Key: []byte("k2")}).LocalPart(u); return s }(),
 		"mac altered": local[:len(local)-1] + string("ab"[boolIndex(strings.HasSuffix(local, "a"))]),
-		"return path": "b-" + strings.TrimPrefix(u.MessageID, PrefixMessage) + "-aaaaaaaaaaaaaaaa",
-		"no mac":      "unsubscribe-" + strings.TrimPrefix(u.MessageID, PrefixMessage),
+		"return path": "b-" + strings.TrimPrefix(u.MessageID, mailroom.PrefixMessage) + "-aaaaaaaaaaaaaaaa",
+		"no mac":      "unsubscribe-" + strings.TrimPrefix(u.MessageID, mailroom.PrefixMessage),
 	} {
 		if _, ok, err := tokens.OpenLocalPart(bad, find); ok || err != nil {
 			t.Errorf("%s: %q opened (%v)", name, bad, err)
 		}
 	}
 	// A message that left the log: nothing to match.
-	if _, ok, _ := tokens.OpenLocalPart(local, func(string) (*Message, error) { return nil, nil }); ok {
+	if _, ok, _ := tokens.OpenLocalPart(local, func(string) (*mailroom.Message, error) { return nil, nil }); ok {
 		t.Error("opened without its message")
 	}
 }
 
 func TestUnsubscribeLinksFields(t *testing.T) {
-	links := UnsubscribeLinks{Tokens: UnsubscribeTokens{Key: []byte("k")}, PublicURL: "https://mail.example.com/mr"}
+	links := Links{Tokens: Tokens{Key: []byte("k")}, PublicURL: "https://mail.example.com/mr"}
 	u := testUnsubscribe("ann@example.net")
 	fs, err := links.Fields(u, "bounces.shop.example")
 	if err != nil {
@@ -116,14 +118,14 @@ func TestUnsubscribeLinksFields(t *testing.T) {
 	}
 	tok, _ := links.Tokens.Token(u)
 	local, _ := links.Tokens.LocalPart(u)
-	want := []Header{
+	want := []mailroom.Header{
 		{Name: "List-Unsubscribe", Value: "<https://mail.example.com/mr/v1/unsubscribe/" + tok + ">, <mailto:" + local + "@bounces.shop.example>"},
 		{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
 	}
 	if len(fs) != 2 || fs[0] != want[0] || fs[1] != want[1] {
 		t.Fatalf("fields %+v, want %+v", fs, want)
 	}
-	if _, err := (UnsubscribeLinks{Tokens: links.Tokens}).Fields(u, "bounces.shop.example"); err == nil {
+	if _, err := (Links{Tokens: links.Tokens}).Fields(u, "bounces.shop.example"); err == nil {
 		t.Error("links made without a public URL")
 	}
 }
@@ -152,14 +154,14 @@ func TestCheckPublicURL(t *testing.T) {
 }
 
 func TestUnsubscribeStopsMarketingOnly(t *testing.T) {
-	if SuppressedUnsubscribe.Stops(CategoryTransactional) || !SuppressedUnsubscribe.Stops(CategoryMarketing) {
+	if mailroom.SuppressedUnsubscribe.Stops(mailroom.CategoryTransactional) || !mailroom.SuppressedUnsubscribe.Stops(mailroom.CategoryMarketing) {
 		t.Error("an unsubscribe must stop marketing mail and only it")
 	}
-	for _, r := range []SuppressionReason{SuppressedHardBounce, SuppressedComplaint, SuppressedManual} {
-		if !r.Stops(CategoryTransactional) || !r.Stops(CategoryMarketing) {
+	for _, r := range []mailroom.SuppressionReason{mailroom.SuppressedHardBounce, mailroom.SuppressedComplaint, mailroom.SuppressedManual} {
+		if !r.Stops(mailroom.CategoryTransactional) || !r.Stops(mailroom.CategoryMarketing) {
 			t.Errorf("%s must stop all mail", r)
 		}
-		if !r.Outranks(SuppressedUnsubscribe) || SuppressedUnsubscribe.Outranks(r) || r.Outranks(SuppressedManual) {
+		if !r.Outranks(mailroom.SuppressedUnsubscribe) || mailroom.SuppressedUnsubscribe.Outranks(r) || r.Outranks(mailroom.SuppressedManual) {
 			t.Errorf("%s: only an unsubscribe gives way", r)
 		}
 	}

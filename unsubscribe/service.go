@@ -1,32 +1,25 @@
-package mailroom
+package unsubscribe
 
 import (
 	"context"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// UnsubscribeStore is what the Unsubscribes service reads and writes: the
-// suppression list, and, for a mailto unsubscribe, the message it names.
-type UnsubscribeStore interface {
-	SuppressionStore
-	// ReportedMessage finds a message by id, whatever its account, with
-	// its recipients; ECodeNotFound when there is none (ReportStore's).
-	ReportedMessage(ctx context.Context, messageID string) (*Message, error)
-}
-
-// Unsubscribes applies one-click unsubscribes (docs/api.md "Mail coming
+// Service applies one-click unsubscribes (docs/api.md "Mail coming
 // back", RFC 8058): a link's POST, or a mail to its mailto address,
 // suppresses that address for the account's marketing mail, reason
 // unsubscribe. The rule lives here so that the HTTPS route and the
 // return-path MX cannot disagree.
-type Unsubscribes struct {
-	Tokens UnsubscribeTokens
-	Store  UnsubscribeStore
+type Service struct {
+	Tokens Tokens
+	Store  mailroom.UnsubscribeStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-func (s *Unsubscribes) now() time.Time {
+func (s *Service) now() time.Time {
 	if s.Now != nil {
 		return s.Now().UTC()
 	}
@@ -36,7 +29,7 @@ func (s *Unsubscribes) now() time.Time {
 // Check returns what a link's token names, without changing anything: the
 // confirmation page a GET shows (link scanners follow GETs, so a GET must
 // never unsubscribe). A token that does not verify is ECodeNotFound.
-func (s *Unsubscribes) Check(token string) (Unsubscribe, error) {
+func (s *Service) Check(token string) (mailroom.Unsubscribe, error) {
 	return s.Tokens.Open(token)
 }
 
@@ -48,18 +41,18 @@ func (s *Unsubscribes) Check(token string) (Unsubscribe, error) {
 // It writes no event: the event types are fixed (docs/api.md "Webhooks
 // and events") and the message's recipient keeps its delivery state; the
 // suppression entry names the message whose link was used.
-func (s *Unsubscribes) Unsubscribe(ctx context.Context, token string) (Unsubscribe, error) {
+func (s *Service) Unsubscribe(ctx context.Context, token string) (mailroom.Unsubscribe, error) {
 	u, err := s.Tokens.Open(token)
 	if err != nil {
-		return Unsubscribe{}, err
+		return mailroom.Unsubscribe{}, err
 	}
 	return u, s.Apply(ctx, u)
 }
 
 // Apply suppresses what an opened token names, as Unsubscribe does.
-func (s *Unsubscribes) Apply(ctx context.Context, u Unsubscribe) error {
-	_, err := s.Store.AddSuppression(ctx, &Suppression{AccountID: u.AccountID, Address: AddressKey(u.Address),
-		Reason: SuppressedUnsubscribe, MessageID: u.MessageID, CreatedAt: s.now().Truncate(time.Microsecond)})
+func (s *Service) Apply(ctx context.Context, u mailroom.Unsubscribe) error {
+	_, err := s.Store.AddSuppression(ctx, &mailroom.Suppression{AccountID: u.AccountID, Address: mailroom.AddressKey(u.Address),
+		Reason: mailroom.SuppressedUnsubscribe, MessageID: u.MessageID, CreatedAt: s.now().Truncate(time.Microsecond)})
 	return err
 }
 
@@ -68,22 +61,22 @@ func (s *Unsubscribes) Apply(ctx context.Context, u Unsubscribe) error {
 // MX calls it for IsUnsubscribeLocalPart addresses). ok is false when the
 // local part does not verify against the message it names, or the message
 // has left the log: nothing changes then.
-func (s *Unsubscribes) UnsubscribeByMail(ctx context.Context, localPart string) (u Unsubscribe, ok bool, err error) {
-	u, ok, err = s.Tokens.OpenLocalPart(localPart, func(id string) (*Message, error) {
+func (s *Service) UnsubscribeByMail(ctx context.Context, localPart string) (u mailroom.Unsubscribe, ok bool, err error) {
+	u, ok, err = s.Tokens.OpenLocalPart(localPart, func(id string) (*mailroom.Message, error) {
 		m, err := s.Store.ReportedMessage(ctx, id)
-		if IsCode(err, ECodeNotFound) {
+		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return nil, nil
 		}
 		return m, err
 	})
 	if err != nil || !ok {
-		return Unsubscribe{}, false, err
+		return mailroom.Unsubscribe{}, false, err
 	}
 	return u, true, s.Apply(ctx, u)
 }
 
 // IsUnsubscribeLocalPart says whether a local part has the form of a
 // mailto unsubscribe address (IsUnsubscribeLocalPart).
-func (s *Unsubscribes) IsUnsubscribeLocalPart(localPart string) bool {
+func (s *Service) IsUnsubscribeLocalPart(localPart string) bool {
 	return IsUnsubscribeLocalPart(localPart)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/unsubscribe"
 )
 
 func init() {
@@ -128,7 +129,7 @@ func testUnsubscribeService(t *testing.T, s mailroom.Store) {
 	m := marketing(NewMessage(acct, t0, "Ann@x.example"))
 	accept(t, s, m, mailroom.MessageQueued)
 	clock := t0.Add(time.Hour)
-	svc := &mailroom.Unsubscribes{Tokens: mailroom.UnsubscribeTokens{Key: []byte("k")}, Store: s, Now: func() time.Time { return clock }}
+	svc := &unsubscribe.Service{Tokens: unsubscribe.Tokens{Key: []byte("k")}, Store: s, Now: func() time.Time { return clock }}
 	tok := Try(svc.Tokens.Token(mailroom.Unsubscribe{AccountID: acct.ID, MessageID: m.ID, Address: "Ann@x.example"})).Must(t)
 
 	u := Try(svc.Unsubscribe(ctx, tok)).Must(t)
@@ -144,7 +145,7 @@ func testUnsubscribeService(t *testing.T, s mailroom.Store) {
 	if sup := Try(s.Suppression(ctx, acct.ID, "ann@x.example")).Must(t); *sup != want {
 		t.Fatalf("a second unsubscribe changed the entry: %+v", sup)
 	}
-	forged := Try((mailroom.UnsubscribeTokens{Key: []byte("other")}).Token(mailroom.Unsubscribe{AccountID: acct.ID, MessageID: m.ID, Address: "bob@x.example"})).Must(t)
+	forged := Try((unsubscribe.Tokens{Key: []byte("other")}).Token(mailroom.Unsubscribe{AccountID: acct.ID, MessageID: m.ID, Address: "bob@x.example"})).Must(t)
 	if _, err := svc.Unsubscribe(ctx, forged); !mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		t.Fatalf("a forged token: %v", err)
 	}
