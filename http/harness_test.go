@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/emaillog"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/mustache"
@@ -26,6 +27,7 @@ import (
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/suppression"
 	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -125,11 +127,11 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Domains:   domains,
 		Sender:    &mailroom.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
 		Templates: templates,
-		Messages:  &mailroom.MessageLog{Store: store, Signer: signer},
+		Messages:  &emaillog.Service{Store: store, Signer: signer},
 		Scheduled: &mailroom.ScheduledSends{Store: store, Now: clk.Now, Queued: deliverer.Wake},
 		Log:       slog.New(slog.DiscardHandler),
 	}
-	srv.Suppressions = &mailroom.Suppressions{Store: store, Now: clk.Now}
+	srv.Suppressions = &suppression.Service{Store: store, Now: clk.Now}
 	srv.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no
 	// private targets), with names resolved by the test's DNS server.

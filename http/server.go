@@ -13,7 +13,9 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/suppression"
 	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -27,12 +29,12 @@ type Server struct {
 	Sender  *mailroom.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").
 	Templates *mailroom.Templates
-	Messages  *mailroom.MessageLog
+	Messages  *emaillog.Service
 	// Scheduled serves the scheduled sends (docs/api.md "Scheduled sends").
 	Scheduled *mailroom.ScheduledSends
 	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
-	Suppressions *mailroom.Suppressions
+	Suppressions *suppression.Service
 	// Unsubscribes serves the one-click unsubscribe links of marketing
 	// mail (docs/api.md "Mail coming back"); nil answers them 404.
 	Unsubscribes *unsubscribe.Service

@@ -20,6 +20,7 @@ import (
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -167,7 +168,7 @@ func TestSubmissionAccepted(t *testing.T) {
 
 		// The log's raw view and the delivery worker's bytes are the stored ones.
 		signer := &delivery.Signer{Store: w.store, Domains: w.domains, Composer: compose.Composer{}}
-		shown, err := (&mailroom.MessageLog{Store: w.store, Signer: signer}).Raw(ctx, w.acct.ID, id)
+		shown, err := (&emaillog.Service{Store: w.store, Signer: signer}).Raw(ctx, w.acct.ID, id)
 		if err != nil || !bytes.Equal(shown, stored) {
 			t.Fatalf("raw view: %v, same bytes %v", err, bytes.Equal(shown, stored))
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/emaillog"
+	"github.com/mailroom/mailroom/retention"
 	"github.com/mailroom/mailroom/smtp"
 )
 
@@ -71,9 +73,9 @@ type deliveryServices struct {
 	sender    *mailroom.Sender
 	signer    *delivery.Signer
 	deliverer *delivery.Deliverer
-	messages  *mailroom.MessageLog
+	messages  *emaillog.Service
 	scheduled *mailroom.ScheduledSends
-	retention *mailroom.Retention
+	retention *retention.Sweeper
 }
 
 // services builds the send path, the delivery worker and retention for the
@@ -102,7 +104,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, 
 		scheduled: &mailroom.ScheduledSends{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		deliverer: deliverer,
 		signer:    signer,
-		messages:  &mailroom.MessageLog{Store: store, Signer: signer},
-		retention: &mailroom.Retention{Store: store, Webhooks: store, Period: f.retention, Now: time.Now, Log: log},
+		messages:  &emaillog.Service{Store: store, Signer: signer},
+		retention: &retention.Sweeper{Store: store, Webhooks: store, Period: f.retention, Now: time.Now, Log: log},
 	}, nil
 }

@@ -1,21 +1,23 @@
-package mailroom
+package suppression
 
 import (
 	"context"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// Suppressions is the service behind the suppression list as clients manage
+// Service is the service behind the suppression list as clients manage
 // it (docs/api.md "Suppressions"). The rules live here, not in a handler, so that the API,
 // the command line and the dashboard cannot disagree on them: which address
 // may be added, and when an add created an entry.
-type Suppressions struct {
-	Store SuppressionStore
+type Service struct {
+	Store mailroom.SuppressionStore
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-func (s *Suppressions) now() time.Time {
+func (s *Service) now() time.Time {
 	if s.Now != nil {
 		return s.Now().UTC()
 	}
@@ -33,16 +35,16 @@ func (s *Suppressions) now() time.Time {
 // The store keeps an existing entry and returns it, so the entry is new
 // exactly when it is the one asked for. Two adds of one address in the same
 // microsecond would both say created; nothing else can.
-func (s *Suppressions) Add(ctx context.Context, accountID, address string) (sup *Suppression, created bool, err error) {
-	a, err := ParseAddress(address)
+func (s *Service) Add(ctx context.Context, accountID, address string) (sup *mailroom.Suppression, created bool, err error) {
+	a, err := mailroom.ParseAddress(address)
 	if err != nil {
-		var v Validator
-		v.Add("address", "%s", OwnText(err.(*Error).Message))
+		var v mailroom.Validator
+		v.Add("address", "%s", mailroom.OwnText(err.(*mailroom.Error).Message))
 		return nil, false, v.Err()
 	}
 	// Truncated to what storage keeps, so that the comparison below
 	// compares like with like.
-	want := &Suppression{AccountID: accountID, Address: a.Address, Reason: SuppressedManual,
+	want := &mailroom.Suppression{AccountID: accountID, Address: a.Address, Reason: mailroom.SuppressedManual,
 		CreatedAt: s.now().Truncate(time.Microsecond)}
 	sup, err = s.Store.AddSuppression(ctx, want)
 	if err != nil {
@@ -54,17 +56,17 @@ func (s *Suppressions) Add(ctx context.Context, accountID, address string) (sup 
 
 // Get returns the account's entry for address (any case), or an
 // ECodeNotFound error when the address is not suppressed.
-func (s *Suppressions) Get(ctx context.Context, accountID, address string) (*Suppression, error) {
+func (s *Service) Get(ctx context.Context, accountID, address string) (*mailroom.Suppression, error) {
 	return s.Store.Suppression(ctx, accountID, address)
 }
 
 // List returns one page of the account's entries, newest first.
-func (s *Suppressions) List(ctx context.Context, accountID string, page Page) ([]*Suppression, string, error) {
+func (s *Service) List(ctx context.Context, accountID string, page mailroom.Page) ([]*mailroom.Suppression, string, error) {
 	return s.Store.ListSuppressions(ctx, accountID, page)
 }
 
 // Delete removes the account's entry for address, so that mail to it is
 // attempted again; an address not suppressed is ECodeNotFound.
-func (s *Suppressions) Delete(ctx context.Context, accountID, address string) error {
+func (s *Service) Delete(ctx context.Context, accountID, address string) error {
 	return s.Store.DeleteSuppression(ctx, accountID, address)
 }

@@ -1,4 +1,4 @@
-package mailroom_test
+package suppression_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/suppression"
 )
 
 // TestSuppressionsAdd holds the service to its rule on a real SQLite store:
@@ -20,7 +21,7 @@ func TestSuppressionsAdd(t *testing.T) {
 	store := storetest.SQLite.Open(t)
 	acct := storetest.NewAccount(t, store, "acme")
 	now := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC)
-	svc := &mailroom.Suppressions{Store: store, Now: func() time.Time { now = now.Add(time.Second); return now }}
+	svc := &suppression.Service{Store: store, Now: func() time.Time { now = now.Add(time.Second); return now }}
 
 	sup, created, err := svc.Add(ctx, acct.ID, "Someone <Someone@Example.net>")
 	if err != nil {

@@ -1,26 +1,28 @@
-package mailroom
+package retention
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// Retention removes messages, their content and timelines, and the
+// Sweeper removes messages, their content and timelines, and the
 // webhook log, once they are older than Period (docs/api.md "Sending": the log entry and its idempotency key live
 // as long as each other).
-type Retention struct {
-	Store MessageStore
+type Sweeper struct {
+	Store mailroom.MessageStore
 	// Webhooks, when set, loses its attempts, deliveries and the events of
 	// no message (domains', tests') by the same period.
-	Webhooks WebhookStore
+	Webhooks mailroom.WebhookStore
 	Period   time.Duration
 	Now      func() time.Time
 	Log      *slog.Logger
 }
 
 // RunOnce deletes what has expired, in batches, and says how much.
-func (r *Retention) RunOnce(ctx context.Context) (int, error) {
+func (r *Sweeper) RunOnce(ctx context.Context) (int, error) {
 	total := 0
 	cutoff := r.Now().Add(-r.Period)
 	for {
@@ -44,7 +46,7 @@ func (r *Retention) RunOnce(ctx context.Context) (int, error) {
 }
 
 // Run deletes expired messages every interval until ctx ends.
-func (r *Retention) Run(ctx context.Context, interval time.Duration) {
+func (r *Sweeper) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
