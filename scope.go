@@ -68,3 +68,12 @@ func ParseScopes(v *Validator, field string, names []string) Scopes {
 	}
 	return out
 }
+
+// RequireScope returns ECodeInsufficientScope unless key holds scope;
+// every key holds ScopeAny.
+func RequireScope(key *APIKey, scope Scope) error {
+	if scope == ScopeAny || key.Scopes.Has(scope) {
+		return nil
+	}
+	return Errorf(ECodeInsufficientScope, "This API key lacks the %q scope.", scope)
+}

@@ -42,3 +42,14 @@ type MailUnsubscribes interface {
 	// ok is false when the address does not verify.
 	UnsubscribeByMail(ctx context.Context, localPart string) (u Unsubscribe, ok bool, err error)
 }
+
+// KeyAuthenticator checks API keys as the HTTP API does (package apikey's
+// Authenticator): what SMTP submission asks of it.
+type KeyAuthenticator interface {
+	// Authenticate returns the key that token names, or
+	// ECodeInvalidAPIKey or ECodeAPIKeyRevoked.
+	Authenticate(ctx context.Context, token string) (*APIKey, error)
+	// Recheck reads key again for a session that outlives its
+	// authentication, with the same answers.
+	Recheck(ctx context.Context, key *APIKey) error
+}

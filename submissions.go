@@ -20,7 +20,7 @@ import (
 type Submissions struct {
 	// Auth checks the AUTH password, an API key, as the HTTP API checks a
 	// bearer key.
-	Auth    *Authenticator
+	Auth    KeyAuthenticator
 	Store   MessageStore
 	Domains SendingDomains
 	// Signer signs the message with its From domain's key
@@ -63,7 +63,7 @@ func (s *Submissions) Allow(key *APIKey) bool {
 // revoked since must stop it at its next message, as the next request of
 // the HTTP API.
 func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
-	if err := s.stillValid(ctx, key); err != nil {
+	if err := s.Auth.Recheck(ctx, key); err != nil {
 		return "", err
 	}
 	data, err := io.ReadAll(io.LimitReader(raw, MaxSubmittedMessageBytes+1))
@@ -103,25 +103,6 @@ func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, 
 		s.Queued()
 	}
 	return res.MessageID, nil
-}
-
-// stillValid reads key again: revoked since AUTH is ECodeAPIKeyRevoked,
-// gone is ECodeInvalidAPIKey. Its use counts as the key's, as a request's
-// does.
-func (s *Submissions) stillValid(ctx context.Context, key *APIKey) error {
-	now, err := s.Auth.Keys.APIKey(ctx, key.KeyID)
-	switch {
-	case IsCode(err, ECodeNotFound):
-		return Errorf(ECodeInvalidAPIKey, msgInvalidKey)
-	case err != nil:
-		return err
-	case now.RevokedAt != nil:
-		return Errorf(ECodeAPIKeyRevoked, msgRevokedKey)
-	}
-	if s.Auth.Usage != nil {
-		s.Auth.Usage.Touch(now, s.Now())
-	}
-	return nil
 }
 
 // checkDomains requires the From header's domain and the envelope

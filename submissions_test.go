@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/domain"
 )
 
@@ -119,7 +120,7 @@ func newSubWorld(t *testing.T) *subWorld {
 	w.password, w.key = mailroom.NewAPIKey(subAccount, "smtp", mailroom.Scopes{mailroom.ScopeSend}, subNow)
 	w.keys.keys[w.key.KeyID] = w.key
 	w.svc = &mailroom.Submissions{
-		Auth:  &mailroom.Authenticator{Keys: w.keys, Now: func() time.Time { return subNow }},
+		Auth:  &apikey.Authenticator{Keys: w.keys, Now: func() time.Time { return subNow }},
 		Store: w.messages,
 		Domains: &domain.Service{Sealer: plainSealer{}, Store: &subDomains{status: map[string]mailroom.DomainStatus{
 			"shop.example": mailroom.DomainVerified, "mail.shop.example": mailroom.DomainVerified,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/compose"
@@ -37,7 +38,7 @@ import (
 type env struct {
 	*apitest.Client
 	store   mailroom.Store
-	usage   *mailroom.KeyUsage
+	usage   *apikey.Usage
 	domains *domain.Service
 	dns     *dnstest.Server  // the world's DNS, as the service sees it
 	mx      *smtptest.Server // every recipient domain's mail server
@@ -83,7 +84,7 @@ type envOption func(*mhttp.Server, *delivery.Deliverer)
 // newEnvWithStore builds the environment over store, adjusted by opts.
 func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env {
 	t.Helper()
-	usage := mailroom.NewKeyUsage(store, slog.Default())
+	usage := apikey.NewUsage(store, slog.Default())
 	world := dnstest.Start(t)
 	world.SetA(serviceHost, sendingIP)
 	seal, err := sealer.New([]byte(rand.Text() + rand.Text())[:32])
@@ -123,7 +124,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: clk.Now}
 	srv := &mhttp.Server{
 		Store:     store,
-		Auth:      &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Auth:      &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
 		Domains:   domains,
 		Sender:    &mailroom.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
 		Templates: templates,

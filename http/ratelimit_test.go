@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/apitest"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/ratelimit"
@@ -47,7 +48,7 @@ func newLimitedAPI(t *testing.T, store mailroom.Store) *limitedAPI {
 	a := &limitedAPI{metrics: prometheus.NewRegistry(), now: time.Now().UTC()}
 	srv := &mhttp.Server{
 		Store:   store,
-		Auth:    &mailroom.Authenticator{Keys: store, Usage: mailroom.NewKeyUsage(store, log), Now: time.Now},
+		Auth:    &apikey.Authenticator{Keys: store, Usage: apikey.NewUsage(store, log), Now: time.Now},
 		Log:     log,
 		Metrics: a.metrics,
 		Limiter: limiter,

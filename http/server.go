@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/ratelimit"
@@ -24,7 +25,7 @@ import (
 // then call Handler once.
 type Server struct {
 	Store   mailroom.Store
-	Auth    *mailroom.Authenticator
+	Auth    *apikey.Authenticator
 	Domains *domain.Service
 	Sender  *mailroom.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").

@@ -13,7 +13,7 @@ import (
 const maxKeyReadBatch = 256
 
 // keyReads batches the reads of API keys that every request makes
-// (mailroom.Authenticator): the requests waiting at one moment share one
+// (apikey.Authenticator): the requests waiting at one moment share one
 // query, as accepts share a transaction (committer). Each read still
 // starts after its request asked, so a revocation committed before a
 // request arrived is seen by that request: batching makes the read cheap

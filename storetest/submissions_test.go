@@ -17,6 +17,7 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
 	"github.com/mailroom/mailroom/domain"
@@ -63,7 +64,7 @@ func newSubmissionWorld(t *testing.T, e storetest.Engine) *submissionWorld {
 		t.Fatal(err)
 	}
 	w.svc = &mailroom.Submissions{
-		Auth:  &mailroom.Authenticator{Keys: store, Now: time.Now},
+		Auth:  &apikey.Authenticator{Keys: store, Now: time.Now},
 		Store: store, Domains: w.domains, Signer: compose.Composer{}, Now: time.Now,
 	}
 	if w.key, err = w.svc.Authenticate(ctx, full); err != nil {

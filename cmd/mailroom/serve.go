@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/cluster"
 	"github.com/mailroom/mailroom/dashboard"
 	mhttp "github.com/mailroom/mailroom/http"
@@ -202,7 +203,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 
 	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
-	usage := mailroom.NewKeyUsage(store, log)
+	usage := apikey.NewUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
 	workers.Go(func() { members.Run(background) })
 	workers.Go(func() { limiter.Run(background, rateLimitReload) })
@@ -223,7 +224,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 
 	api := &mhttp.Server{
 		Store:        store,
-		Auth:         &mailroom.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Auth:         &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
 		Domains:      domains,
 		Sender:       svc.sender,
 		Templates:    templates,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/ratelimit"
@@ -17,7 +18,7 @@ import (
 // POST /v1/send over store, waking the workers through queued as a send
 // does (the Sender's Queued). Messages are signed at accept with the
 // domains' keys, by the composer delivery uses.
-func newSubmissions(store mailroom.Store, auth *mailroom.Authenticator, domains *domain.Service,
+func newSubmissions(store mailroom.Store, auth *apikey.Authenticator, domains *domain.Service,
 	limiter *ratelimit.Limiter, queued func()) *mailroom.Submissions {
 	s := &mailroom.Submissions{Auth: auth, Store: store, Domains: domains, Signer: compose.Composer{},
 		Now: time.Now, Queued: queued}

@@ -1,19 +1,21 @@
-package mailroom
+package apikey
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// KeyUsage keeps API keys' lastUsedAt without a database write on every
+// Usage keeps API keys' lastUsedAt without a database write on every
 // request. A use is recorded in memory only when the stored value is older
 // than Resolution, and the pending uses are written in one batch every
 // FlushEvery, and once more on Close. lastUsedAt is thus accurate to about a
 // minute, which is what it is for: telling which keys are still in use.
-type KeyUsage struct {
-	Store      APIKeyStore
+type Usage struct {
+	Store      mailroom.APIKeyStore
 	Log        *slog.Logger
 	Resolution time.Duration
 	FlushEvery time.Duration
@@ -22,14 +24,14 @@ type KeyUsage struct {
 	pending map[string]time.Time
 }
 
-// NewKeyUsage returns a tracker with a one-minute resolution that flushes
+// NewUsage returns a tracker with a one-minute resolution that flushes
 // every ten seconds.
-func NewKeyUsage(store APIKeyStore, log *slog.Logger) *KeyUsage {
-	return &KeyUsage{Store: store, Log: log, Resolution: time.Minute, FlushEvery: 10 * time.Second}
+func NewUsage(store mailroom.APIKeyStore, log *slog.Logger) *Usage {
+	return &Usage{Store: store, Log: log, Resolution: time.Minute, FlushEvery: 10 * time.Second}
 }
 
 // Touch notes that key was used at now.
-func (u *KeyUsage) Touch(key *APIKey, now time.Time) {
+func (u *Usage) Touch(key *mailroom.APIKey, now time.Time) {
 	if key.LastUsedAt != nil && now.Sub(*key.LastUsedAt) < u.Resolution {
 		return
 	}
@@ -44,7 +46,7 @@ func (u *KeyUsage) Touch(key *APIKey, now time.Time) {
 }
 
 // Flush writes the pending uses. On failure they are kept for the next try.
-func (u *KeyUsage) Flush(ctx context.Context) error {
+func (u *Usage) Flush(ctx context.Context) error {
 	u.mu.Lock()
 	batch := u.pending
 	u.pending = nil
@@ -69,7 +71,7 @@ func (u *KeyUsage) Flush(ctx context.Context) error {
 }
 
 // Run flushes every FlushEvery until ctx ends, then flushes once more.
-func (u *KeyUsage) Run(ctx context.Context) {
+func (u *Usage) Run(ctx context.Context) {
 	t := time.NewTicker(u.FlushEvery)
 	defer t.Stop()
 	for {
