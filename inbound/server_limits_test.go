@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // TestServerThousandConnectionsFromOneAddress: only MaxConnsPerIP are
@@ -17,7 +18,7 @@ import (
 // server serves normally afterwards, holding no more goroutines than
 // before.
 func TestServerThousandConnectionsFromOneAddress(t *testing.T) {
-	const total, perIP = 1000, inbound.DefaultMaxConnsPerIP
+	const total, perIP = 1000, smtpserver.DefaultMaxConnsPerIP
 	ts := startServer(t)
 	rcpt := []string{"bounce-1@" + bounceDomain}
 

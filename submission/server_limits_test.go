@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/submission"
 )
 
@@ -18,7 +19,7 @@ import (
 // STARTTLS port, closed on the TLS port), and the server serves normally
 // afterwards, holding no more goroutines than before.
 func TestThousandConnectionsFromOneAddress(t *testing.T) {
-	const total, perIP = 1000, submission.DefaultMaxConnsPerIP
+	const total, perIP = 1000, smtpserver.DefaultMaxConnsPerIP
 	ts := startServer(t)
 
 	// Warm up (the first connection starts what stays), then count.

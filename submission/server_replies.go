@@ -2,12 +2,12 @@ package submission
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // Replies of the transaction (docs/api.md "SMTP submission"). go-smtp
@@ -19,12 +19,6 @@ var (
 		Code:         530,
 		EnhancedCode: gosmtp.EnhancedCode{5, 7, 0},
 		Message:      "Authentication required",
-	}
-	// RFC 5321 §4.1.1.2: MAIL inside a transaction; 503 bad sequence.
-	errNestedMail = &gosmtp.SMTPError{
-		Code:         503,
-		EnhancedCode: gosmtp.EnhancedCode{5, 5, 1},
-		Message:      "Nested MAIL command: send RSET first",
 	}
 	errNoMail = &gosmtp.SMTPError{
 		Code:         503,
@@ -56,23 +50,7 @@ var (
 		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
 		Message:      "Temporary failure queueing the message, try again later",
 	}
-	// 4.3.2: system not accepting network messages (RFC 3463 §3.5).
-	errShuttingDown = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 2},
-		Message:      "Service shutting down, try again later",
-	}
 )
-
-// errTooLarge is RFC 1870 §6.1's reply to a message beyond the fixed
-// maximum: 552, 5.3.4 (RFC 3463 §3.4, message too big for system).
-func errTooLarge(max int64) *gosmtp.SMTPError {
-	return &gosmtp.SMTPError{
-		Code:         552,
-		EnhancedCode: gosmtp.EnhancedCode{5, 3, 4},
-		Message:      fmt.Sprintf("Message too large: the limit is %d bytes", max),
-	}
-}
 
 // queued is the reply to a message made durable. go-smtp writes whatever
 // *SMTPError Data returns, a 250 too, and has no other way to name the id.
@@ -123,7 +101,7 @@ func submitReply(err error) (*gosmtp.SMTPError, string) {
 	case mailroom.ECodeUnavailable:
 		return errStorageUnavailable, OutcomeUnavailable
 	}
-	if temporary(err) {
+	if smtpserver.Temporary(err) {
 		return errStorageUnavailable, OutcomeUnavailable
 	}
 	return errSubmitTemporary, OutcomeFailed
