@@ -2,10 +2,8 @@ package inbound
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"sync/atomic"
 
@@ -41,27 +39,15 @@ type Server struct {
 	// Handler says which recipients are taken and processes the reports.
 	// Required.
 	Handler Handler
-	// TLS, when set, is offered through STARTTLS (RFC 3207).
-	TLS *tls.Config
-	// Hostname is the name the server greets with (RFC 5321 §4.3.1); the
-	// machine's hostname by default.
-	Hostname string
-	// Log receives a line per message and per refused recipient (refused
-	// connections at Debug); slog.Default() when nil. Message contents are
-	// never logged.
-	Log *slog.Logger
 	// Parse reads a message into a report; ParseReport by default. It gets
 	// the message as a stream, bounded by MaxBytes: it should not need to
 	// hold all of it.
 	Parse func(io.Reader) (*mailroom.Report, error)
-	// Observe, when set, is called once for each outcome (Outcomes) of a
-	// connection, recipient or message; Metrics makes one.
-	Observe func(outcome string)
-
-	// Limits: MaxBytes (DefaultMaxBytes) is the largest message taken,
-	// a message of exactly MaxBytes included; MaxRecipients defaults to
-	// DefaultMaxRecipients.
-	smtpserver.Limits
+	// Config: TLS is optional (STARTTLS is offered when it is set); Log
+	// gets a line per message and per refused recipient; MaxBytes
+	// (DefaultMaxBytes) is the largest message taken, a message of exactly
+	// MaxBytes included; MaxRecipients defaults to DefaultMaxRecipients.
+	smtpserver.Config
 
 	base   smtpserver.Server
 	served atomic.Bool
@@ -92,13 +78,9 @@ func (s *Server) Close() error { return s.base.Close() }
 
 func (s *Server) setup() smtpserver.Setup {
 	return smtpserver.Setup{
+		Config:   s.Config,
 		Role:     "inbound",
 		Backend:  backend{s},
-		TLS:      s.TLS,
-		Hostname: s.Hostname,
-		Log:      s.Log,
-		Observe:  s.Observe,
-		Limits:   s.Limits,
 		Defaults: smtpserver.Limits{MaxBytes: DefaultMaxBytes, MaxRecipients: DefaultMaxRecipients},
 		// Mail refuses a declared SIZE beyond MaxBytes, and EHLO
 		// advertises SIZE one higher.

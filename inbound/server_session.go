@@ -18,22 +18,10 @@ import (
 // they are; any other error would reach the client as Go text.
 var (
 	// RFC 5321 §4.2.2 and RFC 3463 §3.2 (5.1.1, bad destination mailbox).
-	errNoSuchUser = &gosmtp.SMTPError{
-		Code:         550,
-		EnhancedCode: gosmtp.EnhancedCode{5, 1, 1},
-		Message:      "No such user here (this server takes mail for bounce addresses only)",
-	}
+	errNoSuchUser = smtpserver.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here (this server takes mail for bounce addresses only)")
 	// 4.3.0: a temporary failure of the receiving system (RFC 3463 §3.5).
-	errRcptTemporary = &gosmtp.SMTPError{
-		Code:         451,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
-		Message:      "Temporary failure looking up the recipient, try again later",
-	}
-	errUnavailable = &gosmtp.SMTPError{
-		Code:         451,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
-		Message:      "Temporary failure processing the message, try again later",
-	}
+	errRcptTemporary = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure looking up the recipient, try again later")
+	errUnavailable   = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure processing the message, try again later")
 )
 
 // backend makes a session per client greeting.

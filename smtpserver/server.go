@@ -15,29 +15,18 @@ import (
 // ErrServerClosed is what Serve returns after Shutdown or Close.
 var ErrServerClosed = errors.New("smtp server closed")
 
-// Setup is what a listener gives the skeleton when it first serves.
+// Setup is what a listener gives the skeleton when it first serves: its
+// Config, and what the listener is.
 type Setup struct {
+	Config
 	// Role names the listener in the log lines the skeleton writes
 	// ("inbound connection refused", "submission smtp: …").
 	Role string
 	// Backend makes the listener's sessions, which embed Session.
 	Backend gosmtp.Backend
-	// TLS, when set, is offered through STARTTLS (RFC 3207) and spoken
-	// from the first byte on an implicit-TLS listener. Its NextProtos are
-	// ignored: SMTP has no ALPN protocol, and a server insisting on "h2"
-	// would fail a client that offers another.
-	TLS *tls.Config
-	// Hostname is the name the server greets with (RFC 5321 §4.3.1) and
-	// names in its 421s; the machine's hostname when empty.
-	Hostname string
-	// Log receives the skeleton's lines; slog.Default() when nil.
-	Log *slog.Logger
-	// Observe, when set, hears of each outcome; the skeleton reports
-	// OutcomeConnRefused.
-	Observe func(outcome string)
-	// Limits are the listener's, Defaults its own defaults of MaxBytes
-	// and MaxRecipients (the rest default to the shared constants).
-	Limits, Defaults Limits
+	// Defaults are the listener's own defaults of MaxBytes and
+	// MaxRecipients (the other limits default to the shared constants).
+	Defaults Limits
 	// InclusiveMax takes a message of exactly MaxBytes: go-smtp's reader
 	// refuses a message as soon as it has given MaxMessageBytes bytes
 	// without reaching the final dot, so it is told one more, and the

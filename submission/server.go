@@ -2,9 +2,7 @@ package submission
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"log/slog"
 	"net"
 	"time"
 
@@ -50,28 +48,18 @@ var ErrServerClosed = smtpserver.ErrServerClosed
 type Server struct {
 	// Handler checks keys and takes messages. Required.
 	Handler Handler
-	// TLS is offered through STARTTLS on Serve's listeners and spoken from
-	// the first byte on ServeTLS's. Required: AUTH is accepted only under
-	// TLS, since its password is an API key.
-	TLS *tls.Config
-	// Hostname is the name the server greets with (RFC 5321 §4.3.1); the
-	// machine's hostname by default.
-	Hostname string
-	// Log receives a line per message and per login (refused connections
-	// at Debug); slog.Default() when nil. Passwords (API keys) and message
-	// contents are never logged: a key is named by its id.
-	Log *slog.Logger
-	// Observe, when set, is called once for each outcome (Outcomes) of a
-	// connection, login, transaction or message; Metrics makes one.
-	Observe func(outcome string)
 	// Now is the clock of the login limiter; time.Now by default.
 	Now func() time.Time
 
-	// Limits: MaxBytes (DefaultMaxBytes) is advertised with SIZE;
-	// go-smtp's reader stops at the limit itself, so the largest message
-	// taken is MaxBytes-1 octets. MaxRecipients defaults to
-	// DefaultMaxRecipients.
-	smtpserver.Limits
+	// Config: TLS is required: it is offered through STARTTLS on Serve's
+	// listeners and spoken from the first byte on ServeTLS's, and AUTH is
+	// accepted only under it, since its password is an API key. Log gets
+	// a line per message and per login; passwords (API keys) are never
+	// logged, a key is named by its id. MaxBytes (DefaultMaxBytes) is
+	// advertised with SIZE; go-smtp's reader stops at the limit itself, so
+	// the largest message taken is MaxBytes-1 octets. MaxRecipients
+	// defaults to DefaultMaxRecipients.
+	smtpserver.Config
 	// AuthFailureBurst and AuthFailureInterval limit failed logins per
 	// client address (DefaultAuthFailureBurst, DefaultAuthFailureInterval).
 	AuthFailureBurst    int
@@ -129,13 +117,9 @@ func (s *Server) setup() smtpserver.Setup {
 	}
 	s.auth = newAuthLimiter(burst, every, s.now)
 	return smtpserver.Setup{
+		Config:   s.Config,
 		Role:     "submission",
 		Backend:  backend{s},
-		TLS:      s.TLS,
-		Hostname: s.Hostname,
-		Log:      s.Log,
-		Observe:  s.Observe,
-		Limits:   s.Limits,
 		Defaults: smtpserver.Limits{MaxBytes: DefaultMaxBytes, MaxRecipients: DefaultMaxRecipients},
 		// go-smtp advertises MaxMessageBytes with SIZE and its data
 		// reader fails as soon as it has given that many bytes; it

@@ -16,30 +16,14 @@ import (
 // Replies to AUTH (RFC 4954 §6, enhanced codes of RFC 5248).
 var (
 	// 538 5.7.11: the mechanism needs an encrypted connection.
-	errEncryptionRequired = &gosmtp.SMTPError{
-		Code:         538,
-		EnhancedCode: gosmtp.EnhancedCode{5, 7, 11},
-		Message:      "Encryption required: send STARTTLS first",
-	}
+	errEncryptionRequired = smtpserver.Reply(538, gosmtp.EnhancedCode{5, 7, 11}, "Encryption required: send STARTTLS first")
 	// 535 5.7.8, whatever was wrong with the key: an attacker learns
 	// nothing from the reply (docs/api.md "SMTP submission").
-	errCredentialsInvalid = &gosmtp.SMTPError{
-		Code:         535,
-		EnhancedCode: gosmtp.EnhancedCode{5, 7, 8},
-		Message:      "Authentication credentials invalid",
-	}
+	errCredentialsInvalid = smtpserver.Reply(535, gosmtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
 	// 454 4.7.0: temporary authentication failure.
-	errAuthTemporary = &gosmtp.SMTPError{
-		Code:         454,
-		EnhancedCode: gosmtp.EnhancedCode{4, 7, 0},
-		Message:      "Temporary authentication failure, try again later",
-	}
+	errAuthTemporary = smtpserver.Reply(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
 	// 421 4.7.0, and the connection is closed (RFC 5321 §3.8).
-	errTooManyFailures = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 7, 0},
-		Message:      "Too many failed authentication attempts from your address, try again later",
-	}
+	errTooManyFailures = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 7, 0}, "Too many failed authentication attempts from your address, try again later")
 )
 
 // AuthMechanisms offers PLAIN (RFC 4616) and LOGIN (the de-facto

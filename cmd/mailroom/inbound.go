@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // inboundFlags are the return-path MX's (docs/api.md "Mail coming back").
@@ -30,7 +31,7 @@ func (f *inboundFlags) startInbound(reports *mailroom.Reports, tlsConfig *tls.Co
 		return func() {}, nil
 	}
 	reports.Dropped = reportDropMetrics(reg)
-	srv := &inbound.Server{Handler: reports, TLS: tlsConfig, Hostname: hostname, Log: log, Observe: inbound.Metrics(reg)}
+	srv := &inbound.Server{Handler: reports, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: inbound.Metrics(reg)}}
 	s := smtpServer{role: "inbound", stopped: "inbound SMTP server stopped", shutdown: srv.Shutdown, log: log}
 	return s.start(smtpPort{addr: f.listen, serve: srv.Serve})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/submission"
 )
 
@@ -29,7 +30,7 @@ func (f *submissionFlags) startSubmission(h submission.Handler, tlsConfig *tls.C
 	if f.starttls == "" && f.implicit == "" {
 		return func() {}, nil
 	}
-	srv := &submission.Server{Handler: h, TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)}
+	srv := &submission.Server{Handler: h, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)}}
 	var ports []smtpPort
 	if f.starttls != "" {
 		ports = append(ports, smtpPort{addr: f.starttls, serve: srv.Serve, attrs: []any{"tls", "STARTTLS"}})
