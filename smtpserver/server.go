@@ -25,7 +25,8 @@ type Setup struct {
 	// Backend makes the listener's sessions, which embed Session.
 	Backend gosmtp.Backend
 	// Defaults are the listener's own defaults of MaxBytes and
-	// MaxRecipients (the other limits default to the shared constants).
+	// MaxRecipients, required (the other limits default to the shared
+	// constants).
 	Defaults Limits
 	// InclusiveMax takes a message of exactly MaxBytes: go-smtp's reader
 	// refuses a message as soon as it has given MaxMessageBytes bytes
