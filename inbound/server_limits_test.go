@@ -142,23 +142,7 @@ func TestServerCutsDataThatNeverEnds(t *testing.T) {
 	// enough to keep each read within the read timeout: 8 KiB per tick.
 	chunk := []byte(strings.Repeat(strings.Repeat("x", 98)+"\r\n", 80))
 	c = begin()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-				if _, err := c.Write(chunk); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	defer c.Trickle(chunk, 50*time.Millisecond)()
 	took, rest, err = c.ClosedWithin(10 * time.Second)
 	// The server closes with the client's input unread, which the kernel
 	// may answer with a reset that loses the 421 on the way.

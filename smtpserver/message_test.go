@@ -57,23 +57,7 @@ func TestMessagePastItsTimeIsCut(t *testing.T) {
 	c = begin(t, ts.addr)
 	c.Send("Subject: trickles\r\n\r\n")
 	chunk := strings.Repeat(strings.Repeat("x", 98)+"\r\n", 40)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-				if _, err := c.Write([]byte(chunk)); err != nil {
-					return
-				}
-			}
-		}
-	}()
+	defer c.Trickle([]byte(chunk), 50*time.Millisecond)()
 	took, rest, err = c.ClosedWithin(10 * time.Second)
 	// The server closes with the client's input unread, which the kernel
 	// may answer with a reset that loses the 421 on the way.

@@ -132,3 +132,26 @@ func (c *Conn) SendMalformed(name, input string) {
 		c.t.Errorf("connection not ended: %v", err)
 	}
 }
+
+// Trickle writes chunk on c at every tick of every, as a client trickling
+// a message for ever does, until the server closes or the returned stop is
+// called.
+func (c *Conn) Trickle(chunk []byte, every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+				if _, err := c.Write(chunk); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
