@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"bufio"
 	"bytes"
 	"crypto"
 	"crypto/rand"
@@ -10,6 +11,8 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+
+	"github.com/emersion/go-message/textproto"
 
 	"github.com/mailroom/mailroom"
 )
@@ -41,7 +44,7 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 	if end < 0 {
 		return nil, fmt.Errorf("compose: message has no end of header")
 	}
-	header, err := splitFields(base[:end+2])
+	header, err := readFields(base[:end+4])
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +52,7 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 	stamp := ""
 	for _, f := range header {
 		if strings.EqualFold(f.name, "Date") {
-			if t, err := mail.ParseDate(strings.TrimSpace(f.value())); err == nil {
+			if t, err := mail.ParseDate(f.value); err == nil {
 				stamp = strconv.FormatInt(t.Unix(), 10)
 			}
 		}
@@ -69,7 +72,7 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 				return nil, fmt.Errorf("compose: %w", err)
 			}
 			head = append(head, f...)
-			own = append(own, rawField{name: h.Name, raw: string(f[:len(f)-2])})
+			own = append(own, rawField{name: h.Name, value: h.Value, raw: string(f[:len(f)-2])})
 		}
 		all := append(own, header...)
 		names := signedNamesOf(all)
@@ -82,39 +85,27 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 	}, nil
 }
 
-// rawField is one field of a header as written: its name, and the whole
-// field ("Name: value", folded) without its last CRLF.
-type rawField struct{ name, raw string }
+// rawField is one field of a header as written: its name, its value
+// unfolded, and the whole field ("Name: value", folded) without its last
+// CRLF.
+type rawField struct{ name, value, raw string }
 
-// value is the field's value as written, after the colon.
-func (f rawField) value() string {
-	_, v, _ := strings.Cut(f.raw, ":")
-	return v
-}
-
-// splitFields splits a header block (each field ending in CRLF) into its
-// fields, continuation lines (RFC 5322 §2.2.3) kept with theirs.
-func splitFields(block []byte) ([]rawField, error) {
-	var out []rawField
-	for len(block) > 0 {
-		n := 0
-		for {
-			i := bytes.Index(block[n:], []byte("\r\n"))
-			if i < 0 {
-				return nil, fmt.Errorf("compose: header line without CRLF")
-			}
-			n += i + 2
-			if n >= len(block) || (block[n] != ' ' && block[n] != '\t') {
-				break
-			}
+// readFields reads a header block, through its blank line, with
+// go-message's textproto: each field's Raw is its bytes as written,
+// continuation lines (RFC 5322 §2.2.3) and final CRLF included, which is
+// what DKIM signs.
+func readFields(block []byte) ([]rawField, error) {
+	h, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(block)))
+	if err != nil {
+		return nil, fmt.Errorf("compose: %w", err)
+	}
+	out := make([]rawField, 0, h.Len())
+	for fs := h.Fields(); fs.Next(); {
+		raw, err := fs.Raw()
+		if err != nil {
+			return nil, fmt.Errorf("compose: %w", err)
 		}
-		raw := string(block[:n-2])
-		name, _, ok := strings.Cut(raw, ":")
-		if !ok || !isFieldName(name) {
-			return nil, fmt.Errorf("compose: malformed header field %.40q", raw)
-		}
-		out = append(out, rawField{name: name, raw: raw})
-		block = block[n:]
+		out = append(out, rawField{name: fs.Key(), value: fs.Value(), raw: string(bytes.TrimSuffix(raw, []byte("\r\n")))})
 	}
 	return out, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/emersion/go-message/textproto"
+
 	"github.com/mailroom/mailroom"
 )
 
@@ -44,16 +46,15 @@ func extraFields(hs []mailroom.Header) (fields, error) {
 	return fs, nil
 }
 
-// isFieldName reports whether s is an RFC 5322 §3.6.8 field-name: one or
-// more printable US-ASCII characters other than the colon.
+// isFieldName reports whether s is an RFC 5322 §3.6.8 field-name (one or
+// more printable US-ASCII characters other than the colon), by the check
+// go-message's textproto makes before it writes a field.
 func isFieldName(s string) bool {
 	if s == "" {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < '!' || c > '~' || c == ':' {
-			return false
-		}
-	}
-	return true
+	var h textproto.Header
+	h.Add(s, "")
+	_, err := h.Raw(s)
+	return err == nil
 }

@@ -31,7 +31,7 @@ func (c Composer) SignRaw(raw []byte, key mailroom.DKIMKey) ([]byte, error) {
 	if end < 0 {
 		return nil, fmt.Errorf("compose: message has no end of header")
 	}
-	header, err := splitFields(raw[:end+2])
+	header, err := readFields(raw[:end+4])
 	if err != nil {
 		return nil, err
 	}

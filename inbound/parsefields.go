@@ -1,9 +1,12 @@
 package inbound
 
 import (
+	"bufio"
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/emersion/go-message/textproto"
 )
 
 // field is one "Name: value" of a report's machine-readable part, its
@@ -30,74 +33,49 @@ func (b fieldBlock) get(name string) string {
 // parseFieldBlocks reads the body of a message/delivery-status (RFC 3464
 // §2.1: a per-message block, then per-recipient blocks, each separated by
 // a blank line) or message/feedback-report part into at most maxBlocks
-// blocks. It is written here rather than read with textproto.ReadHeader
-// so that it can be lenient as reports need: a line that is not a field
-// is skipped rather than ending the part, a line of spaces separates
-// blocks, and extra blank lines are allowed. Values are cut to
-// maxFieldValue bytes.
+// blocks, with go-message's textproto, leniently as reports need: a line
+// that is not a field is skipped rather than ending the part (ReadHeader
+// stops at it, having read it, and the next call goes on after it), a
+// line of spaces separates blocks, and extra blank lines are allowed.
+// Values are unfolded and cut to maxFieldValue bytes.
 func parseFieldBlocks(b []byte, maxBlocks int) []fieldBlock {
+	r := bufio.NewReader(bytes.NewReader(blankWhitespaceLines(b)))
 	var blocks []fieldBlock
 	var cur fieldBlock
-	last := -1 // index in cur of the field a continuation line extends; -1 none
-	flush := func() {
+	for len(blocks) < maxBlocks {
+		h, err := textproto.ReadHeader(r)
+		for fs := h.Fields(); fs.Next(); {
+			value := bytes.TrimSpace([]byte(fs.Value()))
+			value = value[:min(len(value), maxFieldValue)]
+			cur = append(cur, field{name: strings.ToLower(fs.Key()), value: value})
+		}
+		if err != nil {
+			continue // a line that is not a field, skipped
+		}
+		// A blank line, or the end.
 		if len(cur) > 0 {
 			blocks = append(blocks, cur)
+			cur = nil
 		}
-		cur, last = nil, -1
-	}
-	for len(b) > 0 && len(blocks) < maxBlocks {
-		var line []byte
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			line, b = b, nil
+		if _, err := r.Peek(1); err != nil {
+			break
 		}
-		line = bytes.TrimRight(line, "\r")
-		trimmed := bytes.TrimSpace(line)
-		switch {
-		case len(trimmed) == 0:
-			flush()
-		case line[0] == ' ' || line[0] == '\t':
-			// RFC 5322 §2.2.3 folding.
-			if last >= 0 {
-				v := cur[last].value
-				if len(v) < maxFieldValue {
-					v = append(v, ' ')
-					v = append(v, trimmed[:min(len(trimmed), maxFieldValue-len(v))]...)
-					cur[last].value = v
-				}
-			}
-		default:
-			name, value, ok := bytes.Cut(line, []byte(":"))
-			name = bytes.TrimRight(name, " \t") // "Status : 5.1.1" is seen
-			if !ok || !isFieldName(name) {
-				last = -1
-				continue
-			}
-			value = bytes.TrimSpace(value)
-			value = value[:min(len(value), maxFieldValue)]
-			cur = append(cur, field{name: strings.ToLower(string(name)), value: bytes.Clone(value)})
-			last = len(cur) - 1
-		}
-	}
-	if len(blocks) < maxBlocks {
-		flush()
 	}
 	return blocks
 }
 
-// isFieldName reports a field name of RFC 5322 §3.6.8: printable ASCII
-// but the colon.
-func isFieldName(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	for _, c := range b {
-		if c < 33 || c > 126 || c == ':' {
-			return false
+// blankWhitespaceLines empties the lines that hold only whitespace:
+// textproto would read one as the continuation of the field above, and
+// some MTAs put one between a report's blocks.
+func blankWhitespaceLines(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for line := range bytes.Lines(b) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			line = []byte("\n")
 		}
+		out = append(out, line...)
 	}
-	return true
+	return out
 }
 
 // stripType removes the type of a typed value (RFC 3464 §2.1.2:

@@ -1,6 +1,10 @@
 package inbound
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mailroom/mailroom/smtpserver"
+)
 
 // Outcomes the Server reports through Observe. Per connection:
 // OutcomeConnRefused. Per RCPT: OutcomeRcptRefused, OutcomeRcptError. Per
@@ -12,7 +16,7 @@ import "github.com/prometheus/client_golang/prometheus"
 const (
 	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns,
 	// answered 421.
-	OutcomeConnRefused = "conn_refused"
+	OutcomeConnRefused = smtpserver.OutcomeConnRefused
 	// OutcomeRcptRefused: a recipient the Handler does not take, answered
 	// 550 5.1.1.
 	OutcomeRcptRefused = "rcpt_refused"
@@ -50,14 +54,8 @@ var Outcomes = []string{
 // arrive and are applied, that storage turned them away (unavailable), or
 // that something hammers the MX (refused connections and recipients).
 func Metrics(reg prometheus.Registerer) func(outcome string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mailroom_inbound_smtp_total",
-		Help: "What the return-path MX did with connections, recipients and messages, by outcome " +
+	return smtpserver.Metrics(reg, "mailroom_inbound_smtp_total",
+		"What the return-path MX did with connections, recipients and messages, by outcome "+
 			"(conn_refused, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed).",
-	}, []string{"outcome"})
-	reg.MustRegister(c)
-	for _, o := range Outcomes {
-		c.WithLabelValues(o)
-	}
-	return func(outcome string) { c.WithLabelValues(outcome).Inc() }
+		Outcomes)
 }

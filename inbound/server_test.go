@@ -18,6 +18,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/tlscert"
 )
 
@@ -38,7 +39,7 @@ func TestServerRefusesUnknownRecipientAtRCPT(t *testing.T) {
 		}
 	}
 	// With no recipient taken there is no transaction: never a relay.
-	if _, err := c.Data(); smtpCode(err) != 502 {
+	if _, err := c.Data(); smtpservertest.Code(err) != 502 {
 		t.Errorf("DATA without a recipient: %v, want 502", err)
 	}
 	if got := ts.outcome(inbound.OutcomeRcptRefused); got != 3 {
@@ -63,7 +64,7 @@ func TestServerAppliesParsedReportForEachRecipient(t *testing.T) {
 	for _, r := range []string{rcpts[0], "ann@example.net", rcpts[1], rcpts[1]} {
 		err := c.Rcpt(r, nil)
 		if r == "ann@example.net" {
-			if smtpCode(err) != 550 {
+			if smtpservertest.Code(err) != 550 {
 				t.Fatalf("RCPT %s: %v", r, err)
 			}
 			continue
@@ -243,12 +244,12 @@ func TestServerSTARTTLSAndNoAUTH(t *testing.T) {
 	}
 
 	// A client that tries AUTH anyway is refused.
-	raw := dialRaw(t, ts.addr)
-	raw.expect("220 ")
-	raw.send("EHLO sender.test\r\n")
-	raw.expect("250 ")
-	raw.send("AUTH PLAIN AGFubgBzZWNyZXQ=\r\n")
-	if line, _ := raw.reply(5 * time.Second); !strings.HasPrefix(line, "5") {
+	raw := smtpservertest.Dial(t, ts.addr)
+	raw.Expect("220 ")
+	raw.Send("EHLO sender.test\r\n")
+	raw.Expect("250 ")
+	raw.Send("AUTH PLAIN AGFubgBzZWNyZXQ=\r\n")
+	if line, _ := raw.Reply(5 * time.Second); !strings.HasPrefix(line, "5") {
 		t.Errorf("AUTH in clear: %q, want a 5xx", line)
 	}
 
@@ -319,14 +320,14 @@ func TestServerSizeLimit(t *testing.T) {
 			}
 
 			// A size declared beyond the limit is refused at MAIL (RFC 1870).
-			raw := dialRaw(t, ts.addr)
-			raw.expect("220 ")
-			raw.send("EHLO sender.test\r\n")
-			raw.expect("250 ")
-			raw.send("MAIL FROM:<> SIZE=" + strconv.Itoa(limit+1) + "\r\n")
-			raw.expect("552 5.3.4")
-			raw.send("MAIL FROM:<> SIZE=" + strconv.Itoa(limit) + "\r\n")
-			raw.expect("250 ")
+			raw := smtpservertest.Dial(t, ts.addr)
+			raw.Expect("220 ")
+			raw.Send("EHLO sender.test\r\n")
+			raw.Expect("250 ")
+			raw.Send("MAIL FROM:<> SIZE=" + strconv.Itoa(limit+1) + "\r\n")
+			raw.Expect("552 5.3.4")
+			raw.Send("MAIL FROM:<> SIZE=" + strconv.Itoa(limit) + "\r\n")
+			raw.Expect("250 ")
 		})
 	}
 }
@@ -342,7 +343,7 @@ func TestServerMaxRecipients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Rcpt("bounce-3@"+bounceDomain, nil); smtpCode(err) != 452 {
+	if err := c.Rcpt("bounce-3@"+bounceDomain, nil); smtpservertest.Code(err) != 452 {
 		t.Errorf("third RCPT: %v, want 452", err)
 	}
 }
@@ -353,8 +354,8 @@ func TestServerShutdownLetsMessageInFlightFinish(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	ts.h.set(func(h *fakeHandler) { h.block, h.entered = release, entered })
 
-	idle := dialRaw(t, ts.addr) // a client between commands
-	idle.expect("220 ")
+	idle := smtpservertest.Dial(t, ts.addr) // a client between commands
+	idle.Expect("220 ")
 
 	c := dial(t, ts.addr)
 	sent := make(chan error, 1)
@@ -368,7 +369,7 @@ func TestServerShutdownLetsMessageInFlightFinish(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
 	// New connections are refused once the listener is closed.
-	eventually(t, 10*time.Second, "the listener still accepts", func() bool {
+	smtpservertest.Eventually(t, 10*time.Second, "the listener still accepts", func() bool {
 		conn, err := net.DialTimeout("tcp", ts.addr, time.Second)
 		if err != nil {
 			return true
@@ -393,7 +394,7 @@ func TestServerShutdownLetsMessageInFlightFinish(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Shutdown did not return")
 	}
-	if _, _, err := idle.closedWithin(10 * time.Second); err != nil {
+	if _, _, err := idle.ClosedWithin(10 * time.Second); err != nil {
 		t.Errorf("the idle client was not disconnected: %v", err)
 	}
 	select {
@@ -410,25 +411,25 @@ func TestServerShutdownLetsMessageInFlightFinish(t *testing.T) {
 func TestServerBDAT(t *testing.T) {
 	ts := startServer(t)
 	msg := string(message("chunked", "x\r\n"))
-	c := dialRaw(t, ts.addr)
-	c.expect("220 ")
-	c.send("EHLO sender.test\r\nMAIL FROM:<>\r\nRCPT TO:<bounce-1@" + bounceDomain + ">\r\n")
-	c.expect("250 ")
-	c.expect("250 ")
-	c.expect("250 ")
-	c.send("BDAT 10\r\n" + msg[:10])
-	c.expect("250 ")
-	c.send("BDAT " + strconv.Itoa(len(msg)-10) + " LAST\r\n" + msg[10:])
-	c.expect("250 ")
+	c := smtpservertest.Dial(t, ts.addr)
+	c.Expect("220 ")
+	c.Send("EHLO sender.test\r\nMAIL FROM:<>\r\nRCPT TO:<bounce-1@" + bounceDomain + ">\r\n")
+	c.Expect("250 ")
+	c.Expect("250 ")
+	c.Expect("250 ")
+	c.Send("BDAT 10\r\n" + msg[:10])
+	c.Expect("250 ")
+	c.Send("BDAT " + strconv.Itoa(len(msg)-10) + " LAST\r\n" + msg[10:])
+	c.Expect("250 ")
 	if got := ts.h.appliedReports(); len(got) != 1 || got[0].report.Text != "chunked" {
 		t.Fatalf("applied %+v", got)
 	}
 	// MAIL inside a transaction wants RSET first (RFC 5321 §4.1.1.2).
-	c.send("MAIL FROM:<>\r\nMAIL FROM:<>\r\nRSET\r\nMAIL FROM:<>\r\n")
-	c.expect("250 ")
-	c.expect("503 5.5.1")
-	c.expect("250 ")
-	c.expect("250 ")
+	c.Send("MAIL FROM:<>\r\nMAIL FROM:<>\r\nRSET\r\nMAIL FROM:<>\r\n")
+	c.Expect("250 ")
+	c.Expect("503 5.5.1")
+	c.Expect("250 ")
+	c.Expect("250 ")
 }
 
 // TestServerDefaultParser runs the server with ParseReport, as cmd wires

@@ -10,42 +10,27 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // Replies to AUTH (RFC 4954 §6, enhanced codes of RFC 5248).
 var (
 	// 538 5.7.11: the mechanism needs an encrypted connection.
-	errEncryptionRequired = &gosmtp.SMTPError{
-		Code:         538,
-		EnhancedCode: gosmtp.EnhancedCode{5, 7, 11},
-		Message:      "Encryption required: send STARTTLS first",
-	}
+	errEncryptionRequired = smtpserver.Reply(538, gosmtp.EnhancedCode{5, 7, 11}, "Encryption required: send STARTTLS first")
 	// 535 5.7.8, whatever was wrong with the key: an attacker learns
 	// nothing from the reply (docs/api.md "SMTP submission").
-	errCredentialsInvalid = &gosmtp.SMTPError{
-		Code:         535,
-		EnhancedCode: gosmtp.EnhancedCode{5, 7, 8},
-		Message:      "Authentication credentials invalid",
-	}
+	errCredentialsInvalid = smtpserver.Reply(535, gosmtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
 	// 454 4.7.0: temporary authentication failure.
-	errAuthTemporary = &gosmtp.SMTPError{
-		Code:         454,
-		EnhancedCode: gosmtp.EnhancedCode{4, 7, 0},
-		Message:      "Temporary authentication failure, try again later",
-	}
+	errAuthTemporary = smtpserver.Reply(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
 	// 421 4.7.0, and the connection is closed (RFC 5321 §3.8).
-	errTooManyFailures = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 7, 0},
-		Message:      "Too many failed authentication attempts from your address, try again later",
-	}
+	errTooManyFailures = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 7, 0}, "Too many failed authentication attempts from your address, try again later")
 )
 
 // AuthMechanisms offers PLAIN (RFC 4616) and LOGIN (the de-facto
 // mechanism many older clients know alone) under TLS, and nothing before:
 // EHLO then advertises no AUTH (RFC 4954 §4, RFC 8314 §3.3).
 func (x *session) AuthMechanisms() []string {
-	if _, ok := x.conn.TLSConnectionState(); !ok {
+	if _, ok := x.Conn.TLSConnectionState(); !ok {
 		return nil
 	}
 	return []string{sasl.Plain, sasl.Login}
@@ -56,13 +41,13 @@ func (x *session) AuthMechanisms() []string {
 // budget of failures.
 func (x *session) Auth(mech string) (sasl.Server, error) {
 	s := x.s
-	if _, ok := x.conn.TLSConnectionState(); !ok {
-		s.observe(OutcomeAuthNoTLS)
+	if _, ok := x.Conn.TLSConnectionState(); !ok {
+		s.base.Observe(OutcomeAuthNoTLS)
 		return nil, errEncryptionRequired
 	}
 	if !s.auth.allowed(x.client) {
-		s.observe(OutcomeAuthLimited)
-		s.log().Info("submission login refused: too many failures from the address", "remote", x.remote)
+		s.base.Observe(OutcomeAuthLimited)
+		s.base.Log().Info("submission login refused: too many failures from the address", "remote", x.Remote)
 		return nil, x.closeWith(errTooManyFailures)
 	}
 	switch mech {
@@ -78,7 +63,7 @@ func (x *session) Auth(mech string) (sasl.Server, error) {
 // taken, since the key names its account.
 func (x *session) login(password string) error {
 	s := x.s
-	ctx, cancel := s.handlerContext()
+	ctx, cancel := s.base.HandlerContext()
 	defer cancel()
 	key, err := s.Handler.Authenticate(ctx, password)
 	if err == nil && key == nil {
@@ -86,29 +71,29 @@ func (x *session) login(password string) error {
 	}
 	if err != nil {
 		switch code := mailroom.ErrorCode(err); {
-		case temporary(err):
-			s.observe(OutcomeAuthUnavailable)
-			s.log().Warn("submission login could not be checked; answered 454", "remote", x.remote, "err", err)
+		case smtpserver.Temporary(err):
+			s.base.Observe(OutcomeAuthUnavailable)
+			s.base.Log().Warn("submission login could not be checked; answered 454", "remote", x.Remote, "err", err)
 			return errAuthTemporary
 		case code == mailroom.ECodeInternal:
 			// Not the client's doing: neither charged to its address nor
 			// told as a wrong key.
-			s.observe(OutcomeAuthUnavailable)
-			s.log().Error("submission login check failed; answered 454", "remote", x.remote, "err", err)
+			s.base.Observe(OutcomeAuthUnavailable)
+			s.base.Log().Error("submission login check failed; answered 454", "remote", x.Remote, "err", err)
 			return errAuthTemporary
 		default:
 			s.auth.failed(x.client)
-			s.observe(OutcomeAuthFailed)
+			s.base.Observe(OutcomeAuthFailed)
 			// The error names the key id at most, never the secret.
-			s.log().Info("submission login failed", "remote", x.remote, "reason", code)
+			s.base.Log().Info("submission login failed", "remote", x.Remote, "reason", code)
 			return errCredentialsInvalid
 		}
 	}
-	x.mu.Lock()
+	x.Mu.Lock()
 	x.key, x.password = key, password
-	x.mu.Unlock()
-	s.observe(OutcomeAuthOK)
-	s.log().Info("submission login", "remote", x.remote, "key_id", key.KeyID, "account_id", key.AccountID)
+	x.Mu.Unlock()
+	s.base.Observe(OutcomeAuthOK)
+	s.base.Log().Info("submission login", "remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID)
 	return nil
 }
 
@@ -116,8 +101,8 @@ func (x *session) login(password string) error {
 // open after any reply the session returns. The reply it then writes too
 // goes nowhere.
 func (x *session) closeWith(reply *gosmtp.SMTPError) error {
-	nc := x.conn.Conn()
-	_ = nc.SetWriteDeadline(time.Now().Add(x.s.writeTimeout()))
+	nc := x.Conn.Conn()
+	_ = nc.SetWriteDeadline(time.Now().Add(x.Server.Limits().WriteTimeout))
 	_, _ = fmt.Fprintf(nc, "%d %d.%d.%d %s\r\n", reply.Code,
 		reply.EnhancedCode[0], reply.EnhancedCode[1], reply.EnhancedCode[2], reply.Message)
 	_ = nc.Close()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/submission"
 )
 
@@ -14,52 +15,52 @@ import (
 func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 	ts := startServer(t)
 
-	c := dialRawFrom(t, ts.addr, "127.0.0.1")
-	c.startTLS(ts.client)
+	c := smtpservertest.DialFrom(t, ts.addr, "127.0.0.1")
+	c.StartTLS(ts.client)
 	for i := range submission.DefaultAuthFailureBurst {
-		c.authPlain("mailroom_guess_" + strings.Repeat("x", i))
-		c.expect("535 5.7.8 ")
+		authPlain(c, "mailroom_guess_"+strings.Repeat("x", i))
+		c.Expect("535 5.7.8 ")
 	}
-	c.authPlain("mailroom_guess_6")
-	if line := c.expect("421 "); !strings.HasPrefix(line, "421 4.7.0 ") {
+	authPlain(c, "mailroom_guess_6")
+	if line := c.Expect("421 "); !strings.HasPrefix(line, "421 4.7.0 ") {
 		t.Errorf("over the budget: %q", line)
 	}
-	if _, rest, err := c.closedWithin(10 * time.Second); err != nil && !isReset(err) {
+	if _, rest, err := c.ClosedWithin(10 * time.Second); err != nil && !smtpservertest.IsReset(err) {
 		t.Errorf("connection not closed after the 421: %v (%q)", err, rest)
 	}
 
 	// A new connection from that address: refused before its key is
 	// looked at, the right key too, so that it cannot be told.
 	calls := ts.h.authCalls()
-	c = dialRawFrom(t, ts.addr, "127.0.0.1")
-	c.startTLS(ts.client)
-	c.authPlain(goodKey)
-	c.expect("421 4.7.0 ")
+	c = smtpservertest.DialFrom(t, ts.addr, "127.0.0.1")
+	c.StartTLS(ts.client)
+	authPlain(c, goodKey)
+	c.Expect("421 4.7.0 ")
 	if n := ts.h.authCalls() - calls; n != 0 {
 		t.Errorf("Authenticate called %d times over the budget", n)
 	}
 
 	// Another address still may.
-	o := dialRawFrom(t, ts.addr, "127.0.0.2")
-	o.startTLS(ts.client)
-	o.authPlain("mailroom_guess_other")
-	o.expect("535 5.7.8 ")
-	o.authPlain(goodKey)
-	o.expect("235 ")
+	o := smtpservertest.DialFrom(t, ts.addr, "127.0.0.2")
+	o.StartTLS(ts.client)
+	authPlain(o, "mailroom_guess_other")
+	o.Expect("535 5.7.8 ")
+	authPlain(o, goodKey)
+	o.Expect("235 ")
 
 	// Ten seconds later, one more try.
 	ts.clock.Advance(10 * time.Second)
-	c = dialRawFrom(t, ts.addr, "127.0.0.1")
-	c.startTLS(ts.client)
-	c.authPlain("mailroom_guess_7")
-	c.expect("535 5.7.8 ")
-	c.authPlain(goodKey)
-	c.expect("421 4.7.0 ")
+	c = smtpservertest.DialFrom(t, ts.addr, "127.0.0.1")
+	c.StartTLS(ts.client)
+	authPlain(c, "mailroom_guess_7")
+	c.Expect("535 5.7.8 ")
+	authPlain(c, goodKey)
+	c.Expect("421 4.7.0 ")
 	ts.clock.Advance(10 * time.Second)
-	c = dialRawFrom(t, ts.addr, "127.0.0.1")
-	c.startTLS(ts.client)
-	c.authPlain(goodKey)
-	c.expect("235 ")
+	c = smtpservertest.DialFrom(t, ts.addr, "127.0.0.1")
+	c.StartTLS(ts.client)
+	authPlain(c, goodKey)
+	c.Expect("235 ")
 
 	if n := ts.outcome(submission.OutcomeAuthLimited); n != 3 {
 		t.Errorf("auth_limited = %d, want 3", n)
@@ -70,28 +71,28 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 // however many connections at once, costs nothing of the budget.
 func TestSuccessfulLoginsAreNotLimited(t *testing.T) {
 	ts := startServer(t)
-	var conns []*rawConn
+	var conns []*smtpservertest.Conn
 	for range 10 {
-		c := dialRawFrom(t, ts.addr, "127.0.0.3")
-		c.startTLS(ts.client)
+		c := smtpservertest.DialFrom(t, ts.addr, "127.0.0.3")
+		c.StartTLS(ts.client)
 		conns = append(conns, c)
 	}
 	// All AUTHs in flight together, then all replies.
 	for range 3 {
 		for _, c := range conns {
-			c.authPlain(goodKey)
+			authPlain(c, goodKey)
 		}
 		for _, c := range conns {
-			c.expect("235 ")
-			c.send("RSET\r\n")
-			c.expect("250 ")
+			c.Expect("235 ")
+			c.Send("RSET\r\n")
+			c.Expect("250 ")
 		}
 		for i, c := range conns {
 			// Log in again on a fresh TLS session: STARTTLS ends a
 			// login, so reconnect.
 			_ = c.Close()
-			conns[i] = dialRawFrom(t, ts.addr, "127.0.0.3")
-			conns[i].startTLS(ts.client)
+			conns[i] = smtpservertest.DialFrom(t, ts.addr, "127.0.0.3")
+			conns[i].StartTLS(ts.client)
 		}
 	}
 	if n := ts.outcome(submission.OutcomeAuthLimited); n != 0 {

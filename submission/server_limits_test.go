@@ -3,13 +3,14 @@ package submission_test
 import (
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/smtpserver"
+	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/submission"
 )
 
@@ -18,7 +19,7 @@ import (
 // STARTTLS port, closed on the TLS port), and the server serves normally
 // afterwards, holding no more goroutines than before.
 func TestThousandConnectionsFromOneAddress(t *testing.T) {
-	const total, perIP = 1000, submission.DefaultMaxConnsPerIP
+	const total, perIP = 1000, smtpserver.DefaultMaxConnsPerIP
 	ts := startServer(t)
 
 	// Warm up (the first connection starts what stays), then count.
@@ -29,17 +30,13 @@ func TestThousandConnectionsFromOneAddress(t *testing.T) {
 	if err := warm.Quit(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the warm-up connection is still counted", func() bool {
-		line, err := greeting(ts.addr)
-		return err == nil && strings.HasPrefix(line, "220 ")
-	})
-	baseline := runtime.NumGoroutine()
+	baseline := smtpservertest.Settle(t, ts.addr)
 
 	// Half the slots on each port.
-	var held []*rawConn
-	eventually(t, 10*time.Second, "a slot is still taken", func() bool {
-		c := dialRaw(t, ts.addr)
-		line, err := c.reply(10 * time.Second)
+	var held []*smtpservertest.Conn
+	smtpservertest.Eventually(t, 10*time.Second, "a slot is still taken", func() bool {
+		c := smtpservertest.Dial(t, ts.addr)
+		line, err := c.Reply(10 * time.Second)
 		if err == nil && strings.HasPrefix(line, "220 ") {
 			held = append(held, c)
 			return true
@@ -47,8 +44,8 @@ func TestThousandConnectionsFromOneAddress(t *testing.T) {
 		return false
 	})
 	for len(held) < perIP/2 {
-		c := dialRaw(t, ts.addr)
-		c.expect("220 ")
+		c := smtpservertest.Dial(t, ts.addr)
+		c.Expect("220 ")
 		held = append(held, c)
 	}
 	var heldTLS []net.Conn
@@ -61,111 +58,49 @@ func TestThousandConnectionsFromOneAddress(t *testing.T) {
 	}
 
 	refusedBefore := ts.outcome(submission.OutcomeConnRefused)
-	start := time.Now()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		refused  int
-		failures []string
-		slowest  time.Duration
-	)
-	jobs := make(chan int)
-	for range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				t0 := time.Now()
-				var ok bool
-				var what string
-				if i%10 == 0 {
-					// The TLS port closes without a word.
-					c, err := tlsGreeting(ts)
-					if c != nil {
-						_ = c.Close()
-					}
-					ok, what = err != nil, fmt.Sprint(err)
-				} else {
-					line, err := greeting(ts.addr)
-					ok, what = err == nil && strings.HasPrefix(line, "421 4.7.0 "), fmt.Sprintf("%q %v", line, err)
-				}
-				took := time.Since(t0)
-				mu.Lock()
-				slowest = max(slowest, took)
-				if ok {
-					refused++
-				} else if len(failures) < 5 {
-					failures = append(failures, what)
-				}
-				mu.Unlock()
+	smtpservertest.RefuseAll(t, total-perIP, func(i int) (bool, string) {
+		if i%10 == 0 {
+			// The TLS port closes without a word.
+			c, err := tlsGreeting(ts)
+			if c != nil {
+				_ = c.Close()
 			}
-		}()
-	}
-	for i := range total - perIP {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	t.Logf("%d connections refused in %v, slowest %v", total-perIP, time.Since(start), slowest)
-	if refused != total-perIP {
-		t.Fatalf("%d of %d connections beyond the cap refused; others: %v", refused, total-perIP, failures)
-	}
-	if slowest > 5*time.Second {
-		t.Errorf("a refusal took %v", slowest)
-	}
+			return err != nil, fmt.Sprint(err)
+		}
+		line, err := smtpservertest.Greeting(ts.addr)
+		return err == nil && strings.HasPrefix(line, "421 4.7.0 "), fmt.Sprintf("%q %v", line, err)
+	})
 	if n := ts.outcome(submission.OutcomeConnRefused) - refusedBefore; n != total-perIP {
 		t.Errorf("conn_refused = %d, want %d", n, total-perIP)
 	}
 
 	// Another address is served meanwhile.
-	o := dialRawFrom(t, ts.addr, "127.0.0.2")
-	o.expect("220 ")
+	o := smtpservertest.DialFrom(t, ts.addr, "127.0.0.2")
+	o.Expect("220 ")
 	_ = o.Close()
 
 	// The connections held are served all along.
 	h := held[0]
-	h.send("EHLO client.test\r\n")
-	h.expect("250 ")
+	h.Send("EHLO client.test\r\n")
+	h.Expect("250 ")
 
 	// Once they go, the address is served again.
 	for _, c := range held {
-		c.send("QUIT\r\n")
-		c.expect("221 ")
+		c.Send("QUIT\r\n")
+		c.Expect("221 ")
 		_ = c.Close()
 	}
 	for _, c := range heldTLS {
 		_ = c.Close()
 	}
-	eventually(t, 10*time.Second, "a new connection is not greeted after the held ones closed", func() bool {
-		line, err := greeting(ts.addr)
-		return err == nil && strings.HasPrefix(line, "220 ")
-	})
+	smtpservertest.Settle(t, ts.addr)
 	c := ts.dialTLS(t, goodKey)
 	if _, err := send(c, "app@example.com", []string{"ann@example.net"}, message("after", "x\r\n")); err != nil {
 		t.Fatalf("message after the flood: %v", err)
 	}
 	_ = c.Quit()
 
-	eventually(t, 10*time.Second, "goroutines do not return to the baseline", func() bool {
-		return runtime.NumGoroutine() <= baseline+2
-	})
-}
-
-// greeting connects, reads the first line and closes.
-func greeting(addr string) (string, error) {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 512)
-	n, err := c.Read(buf)
-	line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-	if n > 0 {
-		err = nil
-	}
-	return line, err
+	smtpservertest.GoroutinesBack(t, baseline)
 }
 
 // tlsGreeting connects to the implicit-TLS port and reads the greeting.
@@ -194,16 +129,16 @@ func tlsGreeting(ts *testServer) (net.Conn, error) {
 func TestMaxConnsOverallOverBothPorts(t *testing.T) {
 	ts := startServer(t, func(s *submission.Server) { s.MaxConns = 3 })
 	for range 2 {
-		dialRaw(t, ts.addr).expect("220 ")
+		smtpservertest.Dial(t, ts.addr).Expect("220 ")
 	}
 	c, err := tlsGreeting(ts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	r := dialRawFrom(t, ts.addr, "127.0.0.2")
-	r.expect("421 4.7.0 ")
-	if _, _, err := r.closedWithin(5 * time.Second); err != nil {
+	r := smtpservertest.DialFrom(t, ts.addr, "127.0.0.2")
+	r.Expect("421 4.7.0 ")
+	if _, _, err := r.ClosedWithin(5 * time.Second); err != nil {
 		t.Errorf("refused connection not closed: %v", err)
 	}
 	if _, err := tlsGreeting(ts); err == nil {
@@ -216,41 +151,30 @@ func TestIdleClientIsCut(t *testing.T) {
 	ts := startServer(t, func(s *submission.Server) { s.ReadTimeout = timeout })
 
 	// Silent from the start.
-	c := dialRaw(t, ts.addr)
-	c.expect("220 ")
-	took, rest, err := c.closedWithin(10 * time.Second)
-	if err != nil {
-		t.Fatalf("idle client not disconnected: %v", err)
-	}
-	if took < timeout/2 {
-		t.Errorf("cut after %v, before the timeout", took)
-	}
-	if !strings.HasPrefix(rest, "421 ") {
-		t.Errorf("server said %q before closing, want a 421", rest)
-	}
+	smtpservertest.IdleIsCut(t, ts.addr, timeout)
 
 	// Silent after logging in, in the middle of a transaction.
-	c = dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
-	c.authPlain(goodKey)
-	c.expect("235 ")
-	c.send("MAIL FROM:<app@example.com>\r\n")
-	c.expect("250 ")
-	if _, _, err := c.closedWithin(10 * time.Second); err != nil {
+	c := smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
+	authPlain(c, goodKey)
+	c.Expect("235 ")
+	c.Send("MAIL FROM:<app@example.com>\r\n")
+	c.Expect("250 ")
+	if _, _, err := c.ClosedWithin(10 * time.Second); err != nil {
 		t.Fatalf("client idle mid-transaction not disconnected: %v", err)
 	}
 
 	// Silent in the middle of its message: cut, and nothing submitted.
-	c = dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
-	c.authPlain(goodKey)
-	c.expect("235 ")
-	c.send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\nDATA\r\n")
-	c.expect("250 ")
-	c.expect("250 ")
-	c.expect("354 ")
-	c.send("Subject: never ends\r\n\r\n")
-	_, rest, err = c.closedWithin(10 * time.Second)
+	c = smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
+	authPlain(c, goodKey)
+	c.Expect("235 ")
+	c.Send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\nDATA\r\n")
+	c.Expect("250 ")
+	c.Expect("250 ")
+	c.Expect("354 ")
+	c.Send("Subject: never ends\r\n\r\n")
+	_, rest, err := c.ClosedWithin(10 * time.Second)
 	if err != nil {
 		t.Fatalf("stalled DATA not cut: %v", err)
 	}
@@ -260,13 +184,13 @@ func TestIdleClientIsCut(t *testing.T) {
 	if n := len(ts.h.messages()); n != 0 {
 		t.Errorf("%d messages submitted", n)
 	}
-	eventually(t, 5*time.Second, "aborted not counted", func() bool {
+	smtpservertest.Eventually(t, 5*time.Second, "aborted not counted", func() bool {
 		return ts.outcome(submission.OutcomeAborted) == 1
 	})
 
 	// A client that never finishes its TLS handshake on the TLS port.
-	raw := dialRaw(t, ts.tlsAddr)
-	if _, _, err := raw.closedWithin(10 * time.Second); err != nil {
+	raw := smtpservertest.Dial(t, ts.tlsAddr)
+	if _, _, err := raw.ClosedWithin(10 * time.Second); err != nil {
 		t.Fatalf("stalled handshake not cut: %v", err)
 	}
 }
@@ -281,27 +205,16 @@ func TestSurvivesMalformedInput(t *testing.T) {
 		s.MaxConnsPerIP = 100
 	})
 	tx := "MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\n"
-	inputs := map[string]string{
-		"garbage":               "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n",
-		"nul bytes":             "EHLO \x00\x00\x00\r\nMAIL FROM:<\x00@x>\r\n\x00\x00\x00\x00\r\n",
-		"bare LF commands":      "EHLO client.test\n" + tx + "RSET\nQUIT\n",
-		"commands out of order": "DATA\r\nRCPT TO:<a@b>\r\nMAIL FROM:<>\r\nMAIL FROM:<>\r\nBDAT 10 LAST\r\n0123456789",
-		"unknown commands":      "FOO\r\nBAR baz\r\nVRFY root\r\nEXPN all\r\nAUTH\r\nAUTH CRAM-MD5\r\n",
-		"bad base64":            "EHLO x\r\nAUTH PLAIN !!!\r\nAUTH LOGIN\r\n%%%\r\nQUIT\r\n",
-		"SASL cancelled":        "EHLO x\r\nAUTH PLAIN\r\n*\r\nAUTH LOGIN\r\n*\r\nQUIT\r\n",
-		"broken addresses":      "EHLO x\r\nMAIL FROM:<<>>\r\nMAIL FROM:<a@b\r\nMAIL FROM:<> BODY=WHAT\r\nMAIL FROM:<>\r\nRCPT TO:<>\r\nRCPT TO:<\"\\\x00\"@[300.1.1.1]>\r\n",
-		"long line":             "EHLO " + strings.Repeat("x", 100_000) + "\r\n",
-		"long line in DATA":     "EHLO x\r\n" + tx + "DATA\r\nSubject: y\r\n\r\n" + strings.Repeat("y", 5000) + "\r\n.\r\n",
-		"bare LF data":          "EHLO x\r\n" + tx + "DATA\r\nSubject: lf\n\nbody\n.\nQUIT\n",
-		"NUL in data":           "EHLO x\r\n" + tx + "DATA\r\nX-Test: \x00\x00\r\n\r\n\x00\xff\xfe\r\n.\r\nQUIT\r\n",
-		"BDAT bigger than said": "EHLO x\r\n" + tx + "BDAT 4294967295 LAST\r\nabc",
-		"BDAT over the limit":   "EHLO x\r\n" + tx + "BDAT 70000 LAST\r\n" + strings.Repeat("z", 70000) + "RSET\r\nQUIT\r\n",
-		"BDAT then RSET":        "EHLO x\r\n" + tx + "BDAT 5\r\nabcdeRSET\r\nQUIT\r\n",
-		"BDAT message":          "EHLO x\r\n" + tx + "BDAT 21 LAST\r\nSubject: bdat\r\n\r\nhi\r\nQUIT\r\n",
-		"STARTTLS twice":        "STARTTLS\r\n",
-		"DATA then close":       "EHLO x\r\n" + tx + "DATA\r\nSubject: half",
-		"close in the middle":   "EHLO x\r\nMAIL FR",
-	}
+	inputs := smtpservertest.MalformedInputs(tx)
+	maps.Copy(inputs, map[string]string{
+		"bare LF commands": "EHLO client.test\n" + tx + "RSET\nQUIT\n",
+		"unknown commands": "FOO\r\nBAR baz\r\nVRFY root\r\nEXPN all\r\nAUTH\r\nAUTH CRAM-MD5\r\n",
+		"bad base64":       "EHLO x\r\nAUTH PLAIN !!!\r\nAUTH LOGIN\r\n%%%\r\nQUIT\r\n",
+		"SASL cancelled":   "EHLO x\r\nAUTH PLAIN\r\n*\r\nAUTH LOGIN\r\n*\r\nQUIT\r\n",
+		"broken addresses": "EHLO x\r\nMAIL FROM:<<>>\r\nMAIL FROM:<a@b\r\nMAIL FROM:<> BODY=WHAT\r\nMAIL FROM:<>\r\nRCPT TO:<>\r\nRCPT TO:<\"\\\x00\"@[300.1.1.1]>\r\n",
+		"BDAT message":     "EHLO x\r\n" + tx + "BDAT 21 LAST\r\nSubject: bdat\r\n\r\nhi\r\nQUIT\r\n",
+		"STARTTLS twice":   "STARTTLS\r\n",
+	})
 	// The inputs run side by side, each mostly waiting for the read
 	// timeout; the group ends when they all have.
 	t.Run("inputs", func(t *testing.T) {
@@ -309,25 +222,15 @@ func TestSurvivesMalformedInput(t *testing.T) {
 			for name, input := range inputs {
 				t.Run(fmt.Sprintf("%s/tls=%v", name, loggedIn), func(t *testing.T) {
 					t.Parallel()
-					c := dialRaw(t, ts.addr)
+					c := smtpservertest.Dial(t, ts.addr)
 					if loggedIn {
-						c.startTLS(ts.client)
-						c.authPlain(goodKey)
-						c.expect("235 ")
+						c.StartTLS(ts.client)
+						authPlain(c, goodKey)
+						c.Expect("235 ")
 					} else {
-						c.expect("220 ")
+						c.Expect("220 ")
 					}
-					_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-					_, _ = c.Write([]byte(input)) // the server may close before reading it all
-					if strings.HasSuffix(name, "close") || strings.HasPrefix(name, "close") {
-						_ = c.Close()
-						return
-					}
-					// Every such exchange ends: by QUIT, by the server giving
-					// up, or by the read timeout; never by the server hanging.
-					if _, _, err := c.closedWithin(10 * time.Second); err != nil && !isReset(err) {
-						t.Errorf("connection not ended: %v", err)
-					}
+					c.SendMalformed(name, input)
 				})
 			}
 		}

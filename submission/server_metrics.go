@@ -1,6 +1,10 @@
 package submission
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mailroom/mailroom/smtpserver"
+)
 
 // Outcomes the Server reports through Observe, each once per event. Per
 // connection: OutcomeConnRefused. Per AUTH: OutcomeAuthOK,
@@ -11,7 +15,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // OutcomeAborted.
 const (
 	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns.
-	OutcomeConnRefused = "conn_refused"
+	OutcomeConnRefused = smtpserver.OutcomeConnRefused
 	// OutcomeAuthOK: a login with a valid key of scope send (235).
 	OutcomeAuthOK = "auth_ok"
 	// OutcomeAuthFailed: a wrong, malformed or revoked key, or one without
@@ -64,15 +68,9 @@ var Outcomes = []string{
 // arrive and are queued, that storage turned them away (unavailable), or
 // that someone guesses keys (auth_failed, auth_limited).
 func Metrics(reg prometheus.Registerer) func(outcome string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mailroom_submission_smtp_total",
-		Help: "What SMTP submission did with connections, logins, transactions and messages, by outcome " +
-			"(conn_refused, auth_ok, auth_failed, auth_unavailable, auth_limited, auth_no_tls, auth_required, " +
+	return smtpserver.Metrics(reg, "mailroom_submission_smtp_total",
+		"What SMTP submission did with connections, logins, transactions and messages, by outcome "+
+			"(conn_refused, auth_ok, auth_failed, auth_unavailable, auth_limited, auth_no_tls, auth_required, "+
 			"key_rejected, rate_limited, queued, rejected, too_large, unavailable, failed, aborted).",
-	}, []string{"outcome"})
-	reg.MustRegister(c)
-	for _, o := range Outcomes {
-		c.WithLabelValues(o)
-	}
-	return func(outcome string) { c.WithLabelValues(outcome).Inc() }
+		Outcomes)
 }

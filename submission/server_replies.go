@@ -2,12 +2,12 @@ package submission
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // Replies of the transaction (docs/api.md "SMTP submission"). go-smtp
@@ -15,73 +15,23 @@ import (
 // reach the client as Go text.
 var (
 	// RFC 4954 §6: 530 5.7.0, MAIL before AUTH.
-	errAuthRequired = &gosmtp.SMTPError{
-		Code:         530,
-		EnhancedCode: gosmtp.EnhancedCode{5, 7, 0},
-		Message:      "Authentication required",
-	}
-	// RFC 5321 §4.1.1.2: MAIL inside a transaction; 503 bad sequence.
-	errNestedMail = &gosmtp.SMTPError{
-		Code:         503,
-		EnhancedCode: gosmtp.EnhancedCode{5, 5, 1},
-		Message:      "Nested MAIL command: send RSET first",
-	}
-	errNoMail = &gosmtp.SMTPError{
-		Code:         503,
-		EnhancedCode: gosmtp.EnhancedCode{5, 5, 1},
-		Message:      "Bad sequence of commands: send MAIL first",
-	}
+	errAuthRequired = smtpserver.Reply(530, gosmtp.EnhancedCode{5, 7, 0}, "Authentication required")
+	errNoMail       = smtpserver.Reply(503, gosmtp.EnhancedCode{5, 5, 1}, "Bad sequence of commands: send MAIL first")
 	// The account's rate limit: 451 4.7.0, retryable.
-	errRateLimited = &gosmtp.SMTPError{
-		Code:         451,
-		EnhancedCode: gosmtp.EnhancedCode{4, 7, 0},
-		Message:      "rate limited, try again later",
-	}
+	errRateLimited = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 7, 0}, "rate limited, try again later")
 	// 4.3.0: a temporary failure of the receiving system (RFC 3463 §3.5).
 	// Storage that does not answer is 421 (docs/api.md "SMTP submission":
 	// the service is not available; the client retries later, as it would
 	// after a 451), a fault of ours 451.
-	errMailTemporary = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
-		Message:      "Storage unavailable checking the key, try again later",
-	}
-	errStorageUnavailable = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
-		Message:      "Storage unavailable, the message was not queued; try again later",
-	}
-	errSubmitTemporary = &gosmtp.SMTPError{
-		Code:         451,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 0},
-		Message:      "Temporary failure queueing the message, try again later",
-	}
-	// 4.3.2: system not accepting network messages (RFC 3463 §3.5).
-	errShuttingDown = &gosmtp.SMTPError{
-		Code:         421,
-		EnhancedCode: gosmtp.EnhancedCode{4, 3, 2},
-		Message:      "Service shutting down, try again later",
-	}
+	errMailTemporary      = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable checking the key, try again later")
+	errStorageUnavailable = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable, the message was not queued; try again later")
+	errSubmitTemporary    = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure queueing the message, try again later")
 )
-
-// errTooLarge is RFC 1870 §6.1's reply to a message beyond the fixed
-// maximum: 552, 5.3.4 (RFC 3463 §3.4, message too big for system).
-func errTooLarge(max int64) *gosmtp.SMTPError {
-	return &gosmtp.SMTPError{
-		Code:         552,
-		EnhancedCode: gosmtp.EnhancedCode{5, 3, 4},
-		Message:      fmt.Sprintf("Message too large: the limit is %d bytes", max),
-	}
-}
 
 // queued is the reply to a message made durable. go-smtp writes whatever
 // *SMTPError Data returns, a 250 too, and has no other way to name the id.
 func queued(id string) *gosmtp.SMTPError {
-	return &gosmtp.SMTPError{
-		Code:         250,
-		EnhancedCode: gosmtp.EnhancedCode{2, 0, 0},
-		Message:      "queued as " + replyText(id),
-	}
+	return smtpserver.Reply(250, gosmtp.EnhancedCode{2, 0, 0}, "queued as "+replyText(id))
 }
 
 // submitReply maps Submit's error to the reply and the outcome: the one
@@ -105,25 +55,17 @@ func submitReply(err error) (*gosmtp.SMTPError, string) {
 	errors.As(err, &e)
 	switch mailroom.ErrorCode(err) {
 	case mailroom.ECodeValidation, mailroom.ECodeDomainNotVerified, mailroom.ECodeIdempotencyKeyReused:
-		return &gosmtp.SMTPError{
-			Code:         550,
-			EnhancedCode: gosmtp.EnhancedCode{5, 7, 1},
-			Message:      errorText(e),
-		}, OutcomeRejected
+		return smtpserver.Reply(550, gosmtp.EnhancedCode{5, 7, 1}, errorText(e)), OutcomeRejected
 	case mailroom.ECodeRateLimited:
 		return errRateLimited, OutcomeRateLimited
 	case mailroom.ECodePayloadTooLarge:
-		return &gosmtp.SMTPError{
-			Code:         552,
-			EnhancedCode: gosmtp.EnhancedCode{5, 3, 4},
-			Message:      errorText(e),
-		}, OutcomeTooLarge
+		return smtpserver.Reply(552, gosmtp.EnhancedCode{5, 3, 4}, errorText(e)), OutcomeTooLarge
 	case mailroom.ECodeInvalidAPIKey, mailroom.ECodeAPIKeyRevoked, mailroom.ECodeInsufficientScope:
 		return errCredentialsInvalid, OutcomeKeyRejected
 	case mailroom.ECodeUnavailable:
 		return errStorageUnavailable, OutcomeUnavailable
 	}
-	if temporary(err) {
+	if smtpserver.Temporary(err) {
 		return errStorageUnavailable, OutcomeUnavailable
 	}
 	return errSubmitTemporary, OutcomeFailed

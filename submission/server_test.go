@@ -16,6 +16,8 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mailroom/mailroom/smtpserver"
+	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/submission"
 	"github.com/mailroom/mailroom/tlscert"
 )
@@ -106,16 +108,16 @@ func TestQueuedReplyNamesTheMessage(t *testing.T) {
 		}
 	}
 	// The enhanced code as a raw client sees it.
-	raw := dialRaw(t, ts.addr)
-	raw.startTLS(ts.client)
-	raw.authPlain(goodKey)
-	raw.expect("235 ")
-	raw.send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\nDATA\r\n")
-	raw.expect("250 ")
-	raw.expect("250 ")
-	raw.expect("354 ")
-	raw.send("Subject: raw\r\n\r\nx\r\n.\r\n")
-	if line := raw.expect("250 "); line != "250 2.0.0 queued as msg_3" {
+	raw := smtpservertest.Dial(t, ts.addr)
+	raw.StartTLS(ts.client)
+	authPlain(raw, goodKey)
+	raw.Expect("235 ")
+	raw.Send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\nDATA\r\n")
+	raw.Expect("250 ")
+	raw.Expect("250 ")
+	raw.Expect("354 ")
+	raw.Send("Subject: raw\r\n\r\nx\r\n.\r\n")
+	if line := raw.Expect("250 "); line != "250 2.0.0 queued as msg_3" {
 		t.Errorf("reply %q", line)
 	}
 }
@@ -123,17 +125,17 @@ func TestQueuedReplyNamesTheMessage(t *testing.T) {
 // TestBDAT: a message in chunks (RFC 3030), as go-smtp offers CHUNKING.
 func TestBDAT(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
-	c.authPlain(goodKey)
-	c.expect("235 ")
-	c.send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\n")
-	c.expect("250 ")
-	c.expect("250 ")
-	c.send("BDAT 17\r\nSubject: bdat\r\n\r\n")
-	c.expect("250 ")
-	c.send("BDAT 4 LAST\r\nhi\r\n")
-	if line := c.expect("250 "); line != "250 2.0.0 queued as msg_1" {
+	c := smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
+	authPlain(c, goodKey)
+	c.Expect("235 ")
+	c.Send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\n")
+	c.Expect("250 ")
+	c.Expect("250 ")
+	c.Send("BDAT 17\r\nSubject: bdat\r\n\r\n")
+	c.Expect("250 ")
+	c.Send("BDAT 4 LAST\r\nhi\r\n")
+	if line := c.Expect("250 "); line != "250 2.0.0 queued as msg_1" {
 		t.Errorf("reply %q", line)
 	}
 	if got := ts.h.messages(); len(got) != 1 || string(got[0].data) != "Subject: bdat\r\n\r\nhi\r\n" {
@@ -146,37 +148,37 @@ func TestAuthLogin(t *testing.T) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 	// Prompted for both.
-	c := dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
-	c.send("AUTH LOGIN\r\n")
-	if line := c.expect("334 "); line != "334 "+b64("Username:") {
+	c := smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
+	c.Send("AUTH LOGIN\r\n")
+	if line := c.Expect("334 "); line != "334 "+b64("Username:") {
 		t.Errorf("first challenge %q", line)
 	}
-	c.send(b64("anyone") + "\r\n")
-	if line := c.expect("334 "); line != "334 "+b64("Password:") {
+	c.Send(b64("anyone") + "\r\n")
+	if line := c.Expect("334 "); line != "334 "+b64("Password:") {
 		t.Errorf("second challenge %q", line)
 	}
-	c.send(b64(goodKey) + "\r\n")
-	c.expect("235 ")
-	c.send("MAIL FROM:<app@example.com>\r\n")
-	c.expect("250 ")
+	c.Send(b64(goodKey) + "\r\n")
+	c.Expect("235 ")
+	c.Send("MAIL FROM:<app@example.com>\r\n")
+	c.Expect("250 ")
 
 	// The user name as an initial response; a wrong key.
-	c = dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
-	c.send("AUTH LOGIN " + b64("anyone") + "\r\n")
-	c.expect("334 " + b64("Password:"))
-	c.send(b64("mailroom_nope_wrong") + "\r\n")
-	if line := c.expect("535 "); line != "535 5.7.8 Authentication credentials invalid" {
+	c = smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
+	c.Send("AUTH LOGIN " + b64("anyone") + "\r\n")
+	c.Expect("334 " + b64("Password:"))
+	c.Send(b64("mailroom_nope_wrong") + "\r\n")
+	if line := c.Expect("535 "); line != "535 5.7.8 Authentication credentials invalid" {
 		t.Errorf("wrong key: %q", line)
 	}
 	// Cancelled (RFC 4954 §4).
-	c.send("AUTH LOGIN\r\n")
-	c.expect("334 ")
-	c.send("*\r\n")
-	c.expect("501 ")
-	c.send("NOOP\r\n")
-	c.expect("250 ")
+	c.Send("AUTH LOGIN\r\n")
+	c.Expect("334 ")
+	c.Send("*\r\n")
+	c.Expect("501 ")
+	c.Send("NOOP\r\n")
+	c.Expect("250 ")
 }
 
 // TestImplicitTLS: the submissions port speaks TLS from the first byte
@@ -207,9 +209,9 @@ func TestImplicitTLS(t *testing.T) {
 
 	// A clear-text client on that port gets nothing it could take for a
 	// greeting.
-	raw := dialRaw(t, ts.tlsAddr)
-	raw.send("EHLO client.test\r\n")
-	_, rest, _ := raw.closedWithin(10 * time.Second)
+	raw := smtpservertest.Dial(t, ts.tlsAddr)
+	raw.Send("EHLO client.test\r\n")
+	_, rest, _ := raw.ClosedWithin(10 * time.Second)
 	if strings.HasPrefix(rest, "220") {
 		t.Errorf("clear text greeted on the TLS port: %q", rest)
 	}
@@ -219,20 +221,20 @@ func TestImplicitTLS(t *testing.T) {
 // at the credentials.
 func TestAuthBeforeTLS(t *testing.T) {
 	ts := startServer(t)
-	c := dialRaw(t, ts.addr)
-	c.expect("220 ")
-	c.send("EHLO client.test\r\n")
-	for _, line := range c.replyLines() {
+	c := smtpservertest.Dial(t, ts.addr)
+	c.Expect("220 ")
+	c.Send("EHLO client.test\r\n")
+	for _, line := range c.ReplyLines() {
 		if strings.Contains(line, "AUTH") {
 			t.Errorf("EHLO in clear offers %q", line)
 		}
 	}
-	c.authPlain(goodKey)
-	if line := c.expect("538 "); line != "538 5.7.11 Encryption required: send STARTTLS first" {
+	authPlain(c, goodKey)
+	if line := c.Expect("538 "); line != "538 5.7.11 Encryption required: send STARTTLS first" {
 		t.Errorf("AUTH PLAIN in clear: %q", line)
 	}
-	c.send("AUTH LOGIN\r\n")
-	c.expect("538 5.7.11 ")
+	c.Send("AUTH LOGIN\r\n")
+	c.Expect("538 5.7.11 ")
 	if n := ts.h.authCalls(); n != 0 {
 		t.Errorf("Authenticate called %d times for AUTH in clear", n)
 	}
@@ -240,11 +242,11 @@ func TestAuthBeforeTLS(t *testing.T) {
 		t.Errorf("auth_no_tls = %d, want 2", n)
 	}
 	// MAIL in clear is refused as well: not logged in.
-	c.send("MAIL FROM:<app@example.com>\r\n")
-	c.expect("530 5.7.0 ")
+	c.Send("MAIL FROM:<app@example.com>\r\n")
+	c.Expect("530 5.7.0 ")
 	// And STARTTLS still works after all that.
-	c.send("STARTTLS\r\n")
-	c.expect("220 ")
+	c.Send("STARTTLS\r\n")
+	c.Expect("220 ")
 }
 
 func TestMailBeforeAuth(t *testing.T) {
@@ -256,20 +258,20 @@ func TestMailBeforeAuth(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 	// RCPT and DATA without MAIL: go-smtp's bad-sequence reply, a 5xx.
-	raw := dialRaw(t, ts.addr)
-	raw.startTLS(ts.client)
-	raw.send("RCPT TO:<ann@example.net>\r\n")
-	raw.expect("50")
-	raw.send("DATA\r\n")
-	raw.expect("50")
-	raw.authPlain(goodKey)
-	raw.expect("235 ")
-	raw.send("RCPT TO:<ann@example.net>\r\n")
-	raw.expect("50")
-	raw.send("MAIL FROM:<app@example.com>\r\n")
-	raw.expect("250 ")
-	raw.send("MAIL FROM:<app@example.com>\r\n")
-	raw.expect("503 5.5.1 ")
+	raw := smtpservertest.Dial(t, ts.addr)
+	raw.StartTLS(ts.client)
+	raw.Send("RCPT TO:<ann@example.net>\r\n")
+	raw.Expect("50")
+	raw.Send("DATA\r\n")
+	raw.Expect("50")
+	authPlain(raw, goodKey)
+	raw.Expect("235 ")
+	raw.Send("RCPT TO:<ann@example.net>\r\n")
+	raw.Expect("50")
+	raw.Send("MAIL FROM:<app@example.com>\r\n")
+	raw.Expect("250 ")
+	raw.Send("MAIL FROM:<app@example.com>\r\n")
+	raw.Expect("503 5.5.1 ")
 	if n := ts.outcome(submission.OutcomeAuthRequired); n != 1 {
 		t.Errorf("auth_required = %d", n)
 	}
@@ -280,20 +282,20 @@ func TestMailBeforeAuth(t *testing.T) {
 
 func TestBadKeys(t *testing.T) {
 	ts := startServer(t, func(s *submission.Server) { s.AuthFailureBurst = 10 })
-	c := dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
+	c := smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
 	for _, key := range []string{"mailroom_key1_wrong", "not a key at all", revokedKey, scopeKey} {
-		c.authPlain(key)
-		if line := c.expect("535 "); line != "535 5.7.8 Authentication credentials invalid" {
+		authPlain(c, key)
+		if line := c.Expect("535 "); line != "535 5.7.8 Authentication credentials invalid" {
 			t.Errorf("key %q: %q", key, line)
 		}
 	}
 	// A malformed PLAIN response is a wrong key too.
-	c.send("AUTH PLAIN " + base64.StdEncoding.EncodeToString([]byte("no-nuls")) + "\r\n")
-	c.expect("535 5.7.8 ")
+	c.Send("AUTH PLAIN " + base64.StdEncoding.EncodeToString([]byte("no-nuls")) + "\r\n")
+	c.Expect("535 5.7.8 ")
 	// The connection goes on; the failures so far are within the budget.
-	c.authPlain(goodKey)
-	c.expect("235 ")
+	authPlain(c, goodKey)
+	c.Expect("235 ")
 	if n := ts.outcome(submission.OutcomeAuthFailed); n != 5 {
 		t.Errorf("auth_failed = %d, want 5", n)
 	}
@@ -304,18 +306,18 @@ func TestBadKeys(t *testing.T) {
 func TestAuthUnavailable(t *testing.T) {
 	ts := startServer(t, func(s *submission.Server) { s.AuthFailureBurst = 1 })
 	ts.h.set(func(h *fakeHandler) { h.authErr = unavailable() })
-	c := dialRaw(t, ts.addr)
-	c.startTLS(ts.client)
+	c := smtpservertest.Dial(t, ts.addr)
+	c.StartTLS(ts.client)
 	for range 3 {
-		c.authPlain(goodKey)
-		c.expect("454 4.7.0 ")
+		authPlain(c, goodKey)
+		c.Expect("454 4.7.0 ")
 	}
 	ts.h.set(func(h *fakeHandler) { h.authErr = errors.New("bug") })
-	c.authPlain(goodKey)
-	c.expect("454 4.7.0 ")
+	authPlain(c, goodKey)
+	c.Expect("454 4.7.0 ")
 	ts.h.set(func(h *fakeHandler) { h.authErr = nil })
-	c.authPlain(goodKey)
-	c.expect("235 ")
+	authPlain(c, goodKey)
+	c.Expect("235 ")
 	if n := ts.outcome(submission.OutcomeAuthUnavailable); n != 4 {
 		t.Errorf("auth_unavailable = %d, want 4", n)
 	}
@@ -437,7 +439,7 @@ func TestShutdownLetsMessagesFinish(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
 	// Shutdown closes the listeners at once.
-	eventually(t, 10*time.Second, "a new connection is still taken", func() bool {
+	smtpservertest.Eventually(t, 10*time.Second, "a new connection is still taken", func() bool {
 		_, err := gosmtp.Dial(ts.addr)
 		return err != nil
 	})
@@ -471,17 +473,17 @@ func TestShutdownLetsMessagesFinish(t *testing.T) {
 
 func TestServeRequiresTLSAndHandler(t *testing.T) {
 	s := &submission.Server{Handler: newFakeHandler()}
-	if err := s.Serve(listen(t)); err == nil || !strings.Contains(err.Error(), "TLS") {
+	if err := s.Serve(smtpservertest.Listen(t)); err == nil || !strings.Contains(err.Error(), "TLS") {
 		t.Errorf("Serve without TLS: %v", err)
 	}
-	s = &submission.Server{TLS: serverTLS(t)}
-	if err := s.ServeTLS(listen(t)); err == nil || !strings.Contains(err.Error(), "Handler") {
+	s = &submission.Server{Config: smtpserver.Config{TLS: serverTLS(t)}}
+	if err := s.ServeTLS(smtpservertest.Listen(t)); err == nil || !strings.Contains(err.Error(), "Handler") {
 		t.Errorf("ServeTLS without Handler: %v", err)
 	}
 	// Closed before serving: Serve returns at once.
-	s = &submission.Server{Handler: newFakeHandler(), TLS: serverTLS(t)}
+	s = &submission.Server{Handler: newFakeHandler(), Config: smtpserver.Config{TLS: serverTLS(t)}}
 	_ = s.Close()
-	if err := s.Serve(listen(t)); !errors.Is(err, submission.ErrServerClosed) {
+	if err := s.Serve(smtpservertest.Listen(t)); !errors.Is(err, submission.ErrServerClosed) {
 		t.Errorf("Serve after Close: %v", err)
 	}
 }

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
-	"net"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/smtpserver"
 )
 
 // inboundFlags are the return-path MX's (docs/api.md "Mail coming back").
@@ -33,26 +29,10 @@ func (f *inboundFlags) startInbound(reports *inbound.Reports, tlsConfig *tls.Con
 		log.Warn("--inbound-listen is not set: bounces and complaints that arrive after delivery (to the bounce subdomains' MX) are not processed")
 		return func() {}, nil
 	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return nil, fmt.Errorf("inbound listener on %s: %w", f.listen, err)
-	}
 	reports.Dropped = reportDropMetrics(reg)
-	srv := &inbound.Server{Handler: reports, TLS: tlsConfig, Hostname: hostname, Log: log, Observe: inbound.Metrics(reg)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, inbound.ErrServerClosed) {
-			log.Error("inbound SMTP server stopped", "err", err)
-		}
-	}()
-	log.Info("inbound SMTP listening", "addr", ln.Addr().String())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	}, nil
+	srv := &inbound.Server{Handler: reports, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: inbound.Metrics(reg)}}
+	s := smtpServer{role: "inbound", stopped: "inbound SMTP server stopped", shutdown: srv.Shutdown, log: log}
+	return s.start(smtpPort{addr: f.listen, serve: srv.Serve})
 }
 
 // reportDropMetrics counts the reports that change nothing, by reason.

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
-	"net"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/submission"
 )
 
@@ -34,41 +30,14 @@ func (f *submissionFlags) startSubmission(h submission.Handler, tlsConfig *tls.C
 	if f.starttls == "" && f.implicit == "" {
 		return func() {}, nil
 	}
-	srv := &submission.Server{Handler: h, TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)}
-	var lns []net.Listener
-	closeAll := func() {
-		for _, ln := range lns {
-			_ = ln.Close()
-		}
+	srv := &submission.Server{Handler: h, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)}}
+	var ports []smtpPort
+	if f.starttls != "" {
+		ports = append(ports, smtpPort{addr: f.starttls, serve: srv.Serve, attrs: []any{"tls", "STARTTLS"}})
 	}
-	done := make(chan struct{}, 2)
-	for _, l := range []struct {
-		addr, what string
-		serve      func(net.Listener) error
-	}{{f.starttls, "STARTTLS", srv.Serve}, {f.implicit, "implicit TLS", srv.ServeTLS}} {
-		if l.addr == "" {
-			done <- struct{}{}
-			continue
-		}
-		ln, err := net.Listen("tcp", l.addr)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("submission listener on %s: %w", l.addr, err)
-		}
-		lns = append(lns, ln)
-		go func() {
-			defer func() { done <- struct{}{} }()
-			if err := l.serve(ln); err != nil && !errors.Is(err, submission.ErrServerClosed) {
-				log.Error("SMTP submission server stopped", "tls", l.what, "err", err)
-			}
-		}()
-		log.Info("submission SMTP listening", "tls", l.what, "addr", ln.Addr().String())
+	if f.implicit != "" {
+		ports = append(ports, smtpPort{addr: f.implicit, serve: srv.ServeTLS, attrs: []any{"tls", "implicit TLS"}})
 	}
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-		<-done
-	}, nil
+	s := smtpServer{role: "submission", stopped: "SMTP submission server stopped", shutdown: srv.Shutdown, log: log}
+	return s.start(ports...)
 }

@@ -1,4 +1,4 @@
-package smtplimit
+package smtpserver
 
 import (
 	"errors"

@@ -1,11 +1,4 @@
-// Package smtplimit bounds what a client of the SMTP listeners can make
-// them hold: connections, per client address and overall, refused inside
-// Accept (conns.go), and a message's size and time (message.go). The
-// return-path MX (package inbound) and SMTP submission (package
-// submission) both face the open internet on go-smtp, and a client opening
-// thousands of connections or trickling a message must cost them almost
-// nothing.
-package smtplimit
+package smtpserver
 
 import (
 	"net"
