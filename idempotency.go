@@ -92,7 +92,7 @@ func checkIdempotencyKey(k string) string {
 // (variables that are not valid JSON, say), which a request decoded from
 // JSON never is.
 func (r *SendRequest) Digest() []byte {
-	if r.Variables.present() && !jsontext.Value(r.Variables).IsValid() {
+	if r.Variables.Present() && !jsontext.Value(r.Variables).IsValid() {
 		return nil
 	}
 	h := sha256.New()
@@ -124,7 +124,7 @@ func (r *SendRequest) canonical() map[string]any {
 	put("html", r.HTML, r.HTML != "")
 	put("text", r.Text, r.Text != "")
 	put("template", r.Template, r.Template != nil)
-	if r.Variables.present() {
+	if r.Variables.Present() {
 		v := jsontext.Value(bytes.Clone(r.Variables))
 		// Cannot fail: Digest checked that the value is valid.
 		_ = v.Canonicalize(jsontext.CanonicalizeRawInts(false), jsontext.CanonicalizeRawFloats(false))

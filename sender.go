@@ -14,7 +14,7 @@ type Sender struct {
 	Store   MessageStore
 	Domains SendingDomains
 	// Templates renders the templates that sends name.
-	Templates *Templates
+	Templates TemplateRenderer
 	Now       func() time.Time
 	// Queued is told when a message is queued for delivery now, so that
 	// the local worker starts at once instead of at its next poll.

@@ -150,7 +150,7 @@ func decodeStringObject(dec *jsontext.Decoder, t reflect.Type, check func(n, siz
 type Variables jsontext.Value
 
 // present tells whether the request has variables at all ({} counts).
-func (v Variables) present() bool { return len(v) > 0 }
+func (v Variables) Present() bool { return len(v) > 0 }
 
 // UnmarshalJSONFrom accepts an object or null.
 func (v *Variables) UnmarshalJSONFrom(dec *jsontext.Decoder) error {

@@ -15,7 +15,7 @@ import (
 const (
 	MaxRecipients    = 50      // to, cc and bcc together
 	MaxReplyTo       = 50      // the contract is silent; as many as recipients
-	maxSubjectLength = 998     // characters; RFC 5322 §2.1.1 line length, as the contract puts it
+	MaxSubjectLength = 998     // characters; RFC 5322 §2.1.1 line length, as the contract puts it
 	MaxBodyPartBytes = 5 << 20 // html and text, each (docs/api.md "Limits")
 )
 
@@ -105,7 +105,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 
 	switch {
 	case subject != "":
-		if msg := checkSubject(subject); msg != "" {
+		if msg := CheckSubject(subject); msg != "" {
 			if r.Subject == "" {
 				msg = "as rendered from the template, " + msg
 			}
@@ -117,7 +117,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 	case usesTemplate:
 		v.Add("subject", "renders empty with these variables; a message needs a subject")
 	default:
-		v.Add("subject", "is required (1 to %d characters)", maxSubjectLength)
+		v.Add("subject", "is required (1 to %d characters)", MaxSubjectLength)
 	}
 
 	if r.Category != nil {
@@ -131,9 +131,9 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 
 	validateBody(&v, r, m, tpl)
 	if usesTemplate {
-		v.merge(&tpl.problems)
+		v.Merge(&tpl.Problems)
 		m.Template = tpl.Ref
-	} else if r.Variables.present() {
+	} else if r.Variables.Present() {
 		v.Add("variables", "are for a template: give template as well, or leave variables out")
 	}
 
@@ -235,11 +235,11 @@ func validateRecipientSet(v *Validator, lists []listedAddresses) {
 	}
 }
 
-// checkSubject applies the subject rules; the caller has checked that it
+// CheckSubject applies the subject rules; the caller has checked that it
 // is not empty.
-func checkSubject(s string) string {
-	if n := utf8.RuneCountInString(s); n > maxSubjectLength {
-		return fmt.Sprintf("has %d characters; at most %d are allowed", n, maxSubjectLength)
+func CheckSubject(s string) string {
+	if n := utf8.RuneCountInString(s); n > MaxSubjectLength {
+		return fmt.Sprintf("has %d characters; at most %d are allowed", n, MaxSubjectLength)
 	}
 	return checkHeaderText(s)
 }
@@ -281,8 +281,8 @@ func validateBody(v *Validator, r *SendRequest, m *Message, tpl *RenderedTemplat
 		v.Add("html", "html or text is required (or both); with html alone a text part is generated from it")
 		return
 	}
-	ok := checkBodyPart(v, "html", html)
-	ok = checkBodyPart(v, "text", text) && ok
+	ok := CheckBodyPart(v, "html", html)
+	ok = CheckBodyPart(v, "text", text) && ok
 	if !ok {
 		// Not rendered: turning megabytes of refused HTML into text
 		// would be work for nothing.
@@ -294,10 +294,10 @@ func validateBody(v *Validator, r *SendRequest, m *Message, tpl *RenderedTemplat
 	}
 }
 
-// checkBodyPart applies the size limit of docs/api.md "Limits" to html or text, and
+// CheckBodyPart applies the size limit of docs/api.md "Limits" to html or text, and
 // refuses NUL, which has no place in a message (RFC 5321 §4.5.2, RFC 5322
 // §2.3).
-func checkBodyPart(v *Validator, field, s string) bool {
+func CheckBodyPart(v *Validator, field, s string) bool {
 	if len(s) > MaxBodyPartBytes {
 		v.Add(field, "has %d octets; at most %d (5 MiB) are allowed", len(s), MaxBodyPartBytes)
 		return false

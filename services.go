@@ -1,6 +1,9 @@
 package mailroom
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The interfaces below are what one feature package asks of another's
 // service. Feature packages import only this package and leaf utilities,
@@ -52,4 +55,13 @@ type KeyAuthenticator interface {
 	// Recheck reads key again for a session that outlives its
 	// authentication, with the same answers.
 	Recheck(ctx context.Context, key *APIKey) error
+}
+
+// TemplateRenderer renders the template a send names (package template's
+// Service): what sending asks of templates.
+type TemplateRenderer interface {
+	// ForSend renders the account's template idOrName with variables,
+	// giving up at renderBy; problems with the variables are the
+	// RenderedTemplate's, not an error.
+	ForSend(ctx context.Context, accountID, idOrName string, variables Variables, renderBy time.Time) (*RenderedTemplate, error)
 }

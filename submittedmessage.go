@@ -245,8 +245,8 @@ func headerText(value string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if utf8.RuneCountInString(s) > maxSubjectLength {
-		s = string([]rune(s)[:maxSubjectLength])
+	if utf8.RuneCountInString(s) > MaxSubjectLength {
+		s = string([]rune(s)[:MaxSubjectLength])
 	}
 	return s
 }

@@ -2,7 +2,6 @@ package mailroom
 
 import (
 	"context"
-	"slices"
 	"time"
 )
 
@@ -84,9 +83,19 @@ type TemplateStore interface {
 	DeleteTemplate(ctx context.Context, accountID, idOrName string) error
 }
 
-// sortedUnique returns the strings of list sorted, each once.
-func sortedUnique(list []string) []string {
-	out := slices.Clone(list)
-	slices.Sort(out)
-	return slices.Compact(out)
+// RenderedTemplate is a template rendered for one send or render request:
+// what the message will hold, or the problems that stop it.
+type RenderedTemplate struct {
+	Ref     *TemplateRef
+	From    string // the template's sender, "" for none
+	Subject string
+	HTML    string
+	Text    string
+	// Problems are the request's mistakes found while rendering (a
+	// missing variable, a rendering past the limits), reported with the
+	// rest of the request's (Validator.merge).
+	Problems Validator
 }
+
+// Failed reports whether rendering found problems.
+func (r *RenderedTemplate) Failed() bool { return len(r.Problems.details) > 0 }

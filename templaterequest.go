@@ -33,11 +33,11 @@ type TemplateRequest struct {
 	Layout *string `json:"layout,omitempty"`
 }
 
-// validate checks the request's fields that need no parsing and returns
+// Validate checks the request's fields that need no parsing and returns
 // the template it describes, without id, account, version or times. On a
 // PUT, current names the template it replaces: the name may be left out, and
 // may not change.
-func (r *TemplateRequest) validate(v *Validator, current *TemplateRef) *Template {
+func (r *TemplateRequest) Validate(v *Validator, current *TemplateRef) *Template {
 	t := &Template{Description: r.Description, Subject: r.Subject, HTML: r.HTML, Text: r.Text, From: r.From}
 	switch {
 	case r.Name == nil && current != nil:
@@ -67,7 +67,7 @@ func (r *TemplateRequest) validate(v *Validator, current *TemplateRef) *Template
 	case r.Subject == "":
 		v.Add("subject", "is required (a Mustache source, such as %q)", "Welcome, {{name}}")
 	default:
-		if msg := checkSubject(r.Subject); msg != "" {
+		if msg := CheckSubject(r.Subject); msg != "" {
 			v.Add("subject", "%s", msg)
 		}
 	}

@@ -33,9 +33,9 @@ func (v *Validator) AddAt(field string, index int, format string, args ...any) {
 	v.details = append(v.details, FieldError{Field: Excerpt(field, MaxFieldName), Message: fmt.Sprintf(format, excerptArgs(args)...), Index: &i})
 }
 
-// merge records the problems another Validator found, counting those it
+// Merge records the problems another Validator found, counting those it
 // found past MaxDetails as well.
-func (v *Validator) merge(other *Validator) {
+func (v *Validator) Merge(other *Validator) {
 	for _, d := range other.details {
 		if !v.full() {
 			v.details = append(v.details, d)

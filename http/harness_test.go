@@ -29,6 +29,7 @@ import (
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
 	"github.com/mailroom/mailroom/suppression"
+	"github.com/mailroom/mailroom/template"
 	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -121,7 +122,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Lease:       10 * time.Minute, Batch: 20, MaxMessages: 40, PerDestination: slowDestinationCap, Poll: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
 	}
-	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: clk.Now}
+	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: clk.Now}
 	srv := &mhttp.Server{
 		Store:     store,
 		Auth:      &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},

@@ -17,6 +17,7 @@ import (
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/ratelimit"
 	"github.com/mailroom/mailroom/suppression"
+	"github.com/mailroom/mailroom/template"
 	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -29,7 +30,7 @@ type Server struct {
 	Domains *domain.Service
 	Sender  *mailroom.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").
-	Templates *mailroom.Templates
+	Templates *template.Service
 	Messages  *emaillog.Service
 	// Scheduled serves the scheduled sends (docs/api.md "Scheduled sends").
 	Scheduled *mailroom.ScheduledSends

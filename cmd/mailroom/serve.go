@@ -25,6 +25,7 @@ import (
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
+	"github.com/mailroom/mailroom/template"
 	"github.com/mailroom/mailroom/tlscert"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -162,7 +163,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if c.maxTemplates < 1 {
 		return usageError{"--max-templates must be at least 1"}
 	}
-	templates := &mailroom.Templates{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates}
+	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates}
 	svc.sender.Templates = templates
 	hooks, err := c.webhookFlags.services(store, seal, resolver, node.ID, log)
 	if err != nil {

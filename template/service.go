@@ -1,4 +1,4 @@
-package mailroom
+package template
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mailroom/mailroom"
 )
 
-// Templates is the saved-templates service (docs/api.md "Templates"): it
+// Service is the saved-templates service (docs/api.md "Service"): it
 // validates and parses templates before the store keeps them, and renders
 // them for sends and previews.
-type Templates struct {
-	Store  TemplateStore
-	Engine TemplateEngine
+type Service struct {
+	Store  mailroom.TemplateStore
+	Engine mailroom.TemplateEngine
 	Now    func() time.Time
 	// Max is how many templates an account may have; 0 means
 	// DefaultMaxTemplates.
@@ -25,19 +27,19 @@ type Templates struct {
 }
 
 // Create validates, parses and stores a new template as version 1.
-func (s *Templates) Create(ctx context.Context, accountID string, req *TemplateRequest) (*Template, error) {
+func (s *Service) Create(ctx context.Context, accountID string, req *mailroom.TemplateRequest) (*mailroom.Template, error) {
 	t, err := s.prepare(ctx, accountID, req, nil)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC()
-	t.ID = NewID(PrefixTemplate, now)
+	t.ID = mailroom.NewID(mailroom.PrefixTemplate, now)
 	t.AccountID = accountID
 	t.Version = 1
 	t.CreatedAt, t.UpdatedAt = now, now
 	max := s.Max
 	if max <= 0 {
-		max = DefaultMaxTemplates
+		max = mailroom.DefaultMaxTemplates
 	}
 	if err := s.Store.CreateTemplate(ctx, t, max); err != nil {
 		return nil, err
@@ -46,7 +48,7 @@ func (s *Templates) Create(ctx context.Context, accountID string, req *TemplateR
 }
 
 // Update replaces the content of an account's template: a new version.
-func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req *TemplateRequest) (*Template, error) {
+func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *mailroom.TemplateRequest) (*mailroom.Template, error) {
 	current, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
@@ -67,9 +69,9 @@ func (s *Templates) Update(ctx context.Context, accountID, idOrName string, req 
 // sources, so that a template that is stored always renders; it returns
 // the template with its Variables: its own names and its layouts', which
 // a send must give as well.
-func (s *Templates) prepare(ctx context.Context, accountID string, req *TemplateRequest, current *TemplateRef) (*Template, error) {
-	var v Validator
-	t := req.validate(&v, current)
+func (s *Service) prepare(ctx context.Context, accountID string, req *mailroom.TemplateRequest, current *mailroom.TemplateRef) (*mailroom.Template, error) {
+	var v mailroom.Validator
+	t := req.Validate(&v, current)
 	var layoutNames []string
 	if req.Layout != nil {
 		var err error
@@ -86,7 +88,7 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 	}
 	// A subject of no names that renders empty (a comment alone) would
 	// fail every send.
-	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, maxSubjectLength*utf8.UTFMax, time.Now().Add(maxRenderTime)) == "" {
+	if len(p.subject.Names().Used) == 0 && renderPart(&v, "subject", p.subject, map[string]any{}, mailroom.MaxSubjectLength*utf8.UTFMax, time.Now().Add(maxRenderTime)) == "" {
 		v.Add("subject", "renders empty whatever the variables; a message needs a subject")
 		return nil, v.Err()
 	}
@@ -102,7 +104,7 @@ func (s *Templates) prepare(ctx context.Context, accountID string, req *Template
 // layout, or "": its html must insert the content unescaped
 // ({{{content}}} or {{& content}}: {{content}} would show the wrapped
 // HTML as text), and its text, if it has one, must insert {{content}}.
-func layoutProblem(layout *Template, p *parsedTemplate) string {
+func layoutProblem(layout *mailroom.Template, p *parsedTemplate) string {
 	if layout.HTML != "" && !rawContent.MatchString(layout.HTML) {
 		return fmt.Sprintf("the template %q inserts no {{{%s}}} in its html: a layout puts the template's html where it says {{{%s}}} (or {{& %s}}), unescaped", layout.Name, layoutContent, layoutContent, layoutContent)
 	}
@@ -131,13 +133,13 @@ const maxLayoutDepth = 4
 // cycle) or is more than maxLayoutDepth long. The chain is read as sends
 // read it (load: parsed, and cached). Problems go to v; the error is for
 // storage.
-func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, ref string, current *TemplateRef) (*TemplateRef, []string, error) {
+func (s *Service) resolveLayout(ctx context.Context, v *mailroom.Validator, accountID, ref string, current *mailroom.TemplateRef) (*mailroom.TemplateRef, []string, error) {
 	if ref == "" {
 		v.Add("layout", "must not be empty: give a template's id or name, or leave layout out for none")
 		return nil, nil, nil
 	}
 	layout, err := s.Store.Template(ctx, accountID, ref)
-	if IsCode(err, ECodeNotFound) {
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		v.Add("layout", "names no template of this account: %q", ref)
 		return nil, nil, nil
 	}
@@ -145,7 +147,7 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 		return nil, nil, err
 	}
 	chain, err := s.load(ctx, accountID, *layout.Ref(), 0)
-	if e, ok := err.(*Error); ok && e.Code == ECodeInvalidState {
+	if e, ok := err.(*mailroom.Error); ok && e.Code == mailroom.ECodeInvalidState {
 		v.Add("layout", "%q cannot serve as a layout: %s", ref, e.Message)
 		return nil, nil, nil
 	}
@@ -163,7 +165,7 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 			v.Add("layout", "%q would wrap this template in itself (a cycle of layouts)", ref)
 			return nil, nil, nil
 		}
-		for _, part := range []ParsedSource{l.html, l.text} {
+		for _, part := range []mailroom.ParsedSource{l.html, l.text} {
 			if part != nil {
 				for _, n := range part.Names().Used {
 					if n != layoutContent {
@@ -183,13 +185,13 @@ func (s *Templates) resolveLayout(ctx context.Context, v *Validator, accountID, 
 // Render renders an account's template with variables as a send would,
 // and applies the send's rules to the result: what it answers is what a
 // send would store, or the 400 a send would get.
-func (s *Templates) Render(ctx context.Context, accountID, idOrName string, variables Variables) (*RenderedTemplate, error) {
+func (s *Service) Render(ctx context.Context, accountID, idOrName string, variables mailroom.Variables) (*mailroom.RenderedTemplate, error) {
 	out, err := s.ForSend(ctx, accountID, idOrName, variables, time.Time{})
 	if err != nil {
 		return nil, err
 	}
-	var v Validator
-	v.merge(&out.problems)
+	var v mailroom.Validator
+	v.Merge(&out.Problems)
 	if !out.Failed() {
 		out.Subject, out.HTML, out.Text = checkRendered(&v, out)
 	}
@@ -207,7 +209,7 @@ func (s *Templates) Render(ctx context.Context, accountID, idOrName string, vari
 // current version from storage unless the cache lacks it. Rendering ends
 // by renderBy when that comes before its own time limit (a batch's
 // budget; zero for none).
-func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, variables Variables, renderBy time.Time) (*RenderedTemplate, error) {
+func (s *Service) ForSend(ctx context.Context, accountID, idOrName string, variables mailroom.Variables, renderBy time.Time) (*mailroom.RenderedTemplate, error) {
 	ref, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
@@ -221,13 +223,13 @@ func (s *Templates) ForSend(ctx context.Context, accountID, idOrName string, var
 
 // load returns a template version parsed, with its layouts, from the
 // cache or from storage.
-func (s *Templates) load(ctx context.Context, accountID string, ref TemplateRef, depth int) (*parsedTemplate, error) {
+func (s *Service) load(ctx context.Context, accountID string, ref mailroom.TemplateRef, depth int) (*parsedTemplate, error) {
 	if p, ok := s.cache.get(ref); ok {
 		return p, nil
 	}
 	t, err := s.Store.TemplateVersion(ctx, accountID, ref.ID, ref.Version)
-	if IsCode(err, ECodeNotFound) && depth > 0 {
-		return nil, Errorf(ECodeInvalidState, "The layout %s of this template is gone; save the template again.", ref.ID)
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) && depth > 0 {
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "The layout %s of this template is gone; save the template again.", ref.ID)
 	}
 	if err != nil {
 		return nil, err
@@ -239,7 +241,7 @@ func (s *Templates) load(ctx context.Context, accountID string, ref TemplateRef,
 	}
 	if t.Layout != nil {
 		if depth >= maxLayoutDepth {
-			return nil, Errorf(ECodeInvalidState, "The layouts of this template are nested deeper than %d.", maxLayoutDepth)
+			return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "The layouts of this template are nested deeper than %d.", maxLayoutDepth)
 		}
 		if p.layout, err = s.load(ctx, accountID, *t.Layout, depth+1); err != nil {
 			return nil, err
@@ -253,21 +255,21 @@ func (s *Templates) load(ctx context.Context, accountID string, ref TemplateRef,
 // answered as it is (the render route): the subject's, and the bodies'
 // limits. It returns the subject, html and text a send would store: the
 // text generated from the html when the template has no text.
-func checkRendered(v *Validator, out *RenderedTemplate) (subject, html, text string) {
+func checkRendered(v *mailroom.Validator, out *mailroom.RenderedTemplate) (subject, html, text string) {
 	if out.Subject == "" {
 		v.Add("subject", "renders empty with these variables; a message needs a subject")
-	} else if msg := checkSubject(out.Subject); msg != "" {
+	} else if msg := mailroom.CheckSubject(out.Subject); msg != "" {
 		v.Add("subject", "as rendered, %s", msg)
 	}
 	if out.HTML == "" && out.Text == "" {
 		v.Add("html", "the template renders no html and no text with these variables")
 		return out.Subject, "", ""
 	}
-	ok := checkBodyPart(v, "html", out.HTML)
-	ok = checkBodyPart(v, "text", out.Text) && ok
+	ok := mailroom.CheckBodyPart(v, "html", out.HTML)
+	ok = mailroom.CheckBodyPart(v, "text", out.Text) && ok
 	text = out.Text
 	if ok && text == "" {
-		text = HTMLToText(out.HTML)
+		text = mailroom.HTMLToText(out.HTML)
 	}
 	return out.Subject, out.HTML, text
 }
@@ -277,25 +279,32 @@ func checkRendered(v *Validator, out *RenderedTemplate) (subject, html, text str
 // everything when full (a template's next send parses it again).
 type parsedCache struct {
 	mu sync.Mutex
-	m  map[TemplateRef]*parsedTemplate
+	m  map[mailroom.TemplateRef]*parsedTemplate
 }
 
 // maxParsedTemplates bounds the cache: each entry holds at most two 1 MiB
 // sources' parse trees.
 const maxParsedTemplates = 256
 
-func (c *parsedCache) get(ref TemplateRef) (*parsedTemplate, bool) {
+func (c *parsedCache) get(ref mailroom.TemplateRef) (*parsedTemplate, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.m[TemplateRef{ID: ref.ID, Version: ref.Version}]
+	p, ok := c.m[mailroom.TemplateRef{ID: ref.ID, Version: ref.Version}]
 	return p, ok
 }
 
-func (c *parsedCache) put(ref TemplateRef, p *parsedTemplate) {
+func (c *parsedCache) put(ref mailroom.TemplateRef, p *parsedTemplate) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxParsedTemplates {
-		c.m = map[TemplateRef]*parsedTemplate{}
+		c.m = map[mailroom.TemplateRef]*parsedTemplate{}
 	}
-	c.m[TemplateRef{ID: ref.ID, Version: ref.Version}] = p
+	c.m[mailroom.TemplateRef{ID: ref.ID, Version: ref.Version}] = p
+}
+
+// sortedUnique returns the strings of list sorted, each once.
+func sortedUnique(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

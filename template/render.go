@@ -1,4 +1,4 @@
-package mailroom
+package template
 
 import (
 	"bytes"
@@ -8,30 +8,15 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mailroom/mailroom"
 )
-
-// RenderedTemplate is a template rendered for one send or render request:
-// what the message will hold, or the problems that stop it.
-type RenderedTemplate struct {
-	Ref     *TemplateRef
-	From    string // the template's sender, "" for none
-	Subject string
-	HTML    string
-	Text    string
-	// problems are the request's mistakes found while rendering (a
-	// missing variable, a rendering past the limits), reported with the
-	// rest of the request's (Validator.merge).
-	problems Validator
-}
-
-// Failed reports whether rendering found problems.
-func (r *RenderedTemplate) Failed() bool { return len(r.problems.details) > 0 }
 
 // parsedTemplate is one template version, parsed: what the cache keeps.
 type parsedTemplate struct {
-	ref                 TemplateRef
+	ref                 mailroom.TemplateRef
 	from                string
-	subject, html, text ParsedSource // html or text may be nil
+	subject, html, text mailroom.ParsedSource // html or text may be nil
 	// required maps each name that must be given to the first field
 	// whose source needs it.
 	required []requiredName
@@ -66,21 +51,21 @@ type requiredName struct{ name, field string }
 
 // parseTemplate parses every source of t. A source that does not parse is
 // a validation error on its field, saying the line and column.
-func parseTemplate(engine TemplateEngine, t *Template) (*parsedTemplate, SourceNames, error) {
+func parseTemplate(engine mailroom.TemplateEngine, t *mailroom.Template) (*parsedTemplate, mailroom.SourceNames, error) {
 	p := &parsedTemplate{ref: *t.Ref(), from: t.From}
-	var v Validator
-	var all SourceNames
+	var v mailroom.Validator
+	var all mailroom.SourceNames
 	seen := map[string]bool{}
 	for _, part := range []struct {
 		field, source string
 		html          bool
-		dst           *ParsedSource
+		dst           *mailroom.ParsedSource
 	}{{"subject", t.Subject, false, &p.subject}, {"html", t.HTML, true, &p.html}, {"text", t.Text, false, &p.text}} {
 		if part.source == "" && part.field != "subject" {
 			continue
 		}
 		parsed, err := engine.Parse(part.source, part.html)
-		var syntax *TemplateSyntaxError
+		var syntax *mailroom.TemplateSyntaxError
 		switch {
 		case errors.As(err, &syntax):
 			v.Add(part.field, "does not parse as Mustache: %s", syntax.Error())
@@ -106,9 +91,9 @@ func parseTemplate(engine TemplateEngine, t *Template) (*parsedTemplate, SourceN
 // text, or nil for none), by maxRenderTime or by the sooner deadline
 // given (a batch's; zero for none). Every required name that the
 // variables lack is a problem of its own, all reported at once.
-func (p *parsedTemplate) render(raw Variables, by time.Time) *RenderedTemplate {
-	out := &RenderedTemplate{Ref: &TemplateRef{ID: p.ref.ID, Name: p.ref.Name, Version: p.ref.Version}, From: p.from}
-	v := &out.problems
+func (p *parsedTemplate) render(raw mailroom.Variables, by time.Time) *mailroom.RenderedTemplate {
+	out := &mailroom.RenderedTemplate{Ref: &mailroom.TemplateRef{ID: p.ref.ID, Name: p.ref.Name, Version: p.ref.Version}, From: p.from}
+	v := &out.Problems
 	vars, ok := decodeVariables(v, raw)
 	if ok {
 		for _, r := range p.allRequired() {
@@ -126,9 +111,9 @@ func (p *parsedTemplate) render(raw Variables, by time.Time) *RenderedTemplate {
 		if !by.IsZero() && by.Before(deadline) {
 			deadline = by
 		}
-		out.Subject = renderPart(v, "subject", p.subject, vars, maxSubjectLength*utf8.UTFMax, deadline)
-		out.HTML = renderPart(v, "html", p.html, vars, MaxBodyPartBytes, deadline)
-		out.Text = renderPart(v, "text", p.text, vars, MaxBodyPartBytes, deadline)
+		out.Subject = renderPart(v, "subject", p.subject, vars, mailroom.MaxSubjectLength*utf8.UTFMax, deadline)
+		out.HTML = renderPart(v, "html", p.html, vars, mailroom.MaxBodyPartBytes, deadline)
+		out.Text = renderPart(v, "text", p.text, vars, mailroom.MaxBodyPartBytes, deadline)
 		for l := p.layout; l != nil; l = l.layout {
 			out.HTML = wrap(v, "html", l.html, vars, out.HTML, deadline)
 			out.Text = wrap(v, "text", l.text, vars, out.Text, deadline)
@@ -139,7 +124,7 @@ func (p *parsedTemplate) render(raw Variables, by time.Time) *RenderedTemplate {
 
 // wrap renders a layout's source around content, a part already
 // rendered; a part the template lacks, or the layout lacks, stays as it is.
-func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, content string, deadline time.Time) string {
+func wrap(v *mailroom.Validator, field string, layout mailroom.ParsedSource, vars map[string]any, content string, deadline time.Time) string {
 	if layout == nil || content == "" {
 		return content
 	}
@@ -148,11 +133,11 @@ func wrap(v *Validator, field string, layout ParsedSource, vars map[string]any, 
 		inner[k] = val
 	}
 	inner[layoutContent] = content
-	return renderPart(v, field, layout, inner, MaxBodyPartBytes, deadline)
+	return renderPart(v, field, layout, inner, mailroom.MaxBodyPartBytes, deadline)
 }
 
 // renderPart renders one source within limit octets, by deadline.
-func renderPart(v *Validator, field string, src ParsedSource, vars map[string]any, limit int, deadline time.Time) string {
+func renderPart(v *mailroom.Validator, field string, src mailroom.ParsedSource, vars map[string]any, limit int, deadline time.Time) string {
 	if src == nil {
 		return ""
 	}
@@ -166,7 +151,7 @@ func renderPart(v *Validator, field string, src ParsedSource, vars map[string]an
 	}
 	switch {
 	case errors.Is(err, errRenderTooSlow):
-		v.Add(field, "takes too long to render with these variables (%v a message at most, %v for all of a batch's); check the lists and long values its sections go over", maxRenderTime, MaxBatchRenderTime)
+		v.Add(field, "takes too long to render with these variables (%v a message at most, %v for all of a batch's); check the lists and long values its sections go over", maxRenderTime, mailroom.MaxBatchRenderTime)
 		return ""
 	case errors.Is(err, errRenderTooLarge):
 		v.Add(field, "renders to more than %d octets (or more than %d pieces of text) with these variables; check the lists its sections repeat over", limit, maxRenderSteps)
@@ -180,13 +165,13 @@ func renderPart(v *Validator, field string, src ParsedSource, vars map[string]an
 
 // decodeVariables decodes the variables object (at most MaxVariablesBytes)
 // with numbers kept as their text: 12345678901234567890 renders as sent.
-func decodeVariables(v *Validator, raw Variables) (map[string]any, bool) {
+func decodeVariables(v *mailroom.Validator, raw mailroom.Variables) (map[string]any, bool) {
 	vars := map[string]any{}
-	if !raw.present() {
+	if !raw.Present() {
 		return vars, true
 	}
-	if len(raw) > MaxVariablesBytes {
-		v.Add("variables", "has %d octets of JSON; at most %d (256 KiB) are allowed", len(raw), MaxVariablesBytes)
+	if len(raw) > mailroom.MaxVariablesBytes {
+		v.Add("variables", "has %d octets of JSON; at most %d (256 KiB) are allowed", len(raw), mailroom.MaxVariablesBytes)
 		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
