@@ -31,7 +31,7 @@ type renderLimit struct {
 	err      error
 }
 
-// Render bounds (docs/api.md "Service").
+// Render bounds (docs/api.md "Templates").
 const (
 	// maxRenderSteps bounds the pieces of text one render writes.
 	maxRenderSteps = 1 << 20

@@ -12,7 +12,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// Service is the saved-templates service (docs/api.md "Service"): it
+// Service is the saved-templates service (docs/api.md "Templates"): it
 // validates and parses templates before the store keeps them, and renders
 // them for sends and previews.
 type Service struct {
