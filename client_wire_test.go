@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -36,7 +37,7 @@ func TestClientTypesMatchTheServers(t *testing.T) {
 		{reflect.TypeFor[api.Attachment](), reflect.TypeFor[mailroom.SendAttachment](), false},
 		{reflect.TypeFor[api.TemplateRequest](), reflect.TypeFor[mailroom.TemplateRequest](), false},
 		{reflect.TypeFor[api.WebhookUpdateRequest](), reflect.TypeFor[mailroom.WebhookRequest](), false},
-		{reflect.TypeFor[api.RescheduleRequest](), reflect.TypeFor[mailroom.RescheduleRequest](), false},
+		{reflect.TypeFor[api.RescheduleRequest](), reflect.TypeFor[send.RescheduleRequest](), false},
 	} {
 		a, s := jsonFields(pair.api), jsonFields(pair.server)
 		for name, f := range a {

@@ -25,7 +25,7 @@ const digestVersion = "mailroom.send.v1\n"
 func resolveIdempotencyKey(v *Validator, body *string, header []string) string {
 	ok := true
 	if body != nil {
-		if msg := checkIdempotencyKey(*body); msg != "" {
+		if msg := CheckIdempotencyKey(*body); msg != "" {
 			v.Add("idempotencyKey", "%s", msg)
 			ok = false
 		}
@@ -38,7 +38,7 @@ func resolveIdempotencyKey(v *Validator, body *string, header []string) string {
 			break
 		}
 		if i == 0 {
-			if msg := checkIdempotencyKey(h); msg != "" {
+			if msg := CheckIdempotencyKey(h); msg != "" {
 				v.Add("idempotencyKey", "the Idempotency-Key header %s", msg)
 				ok = false
 			}
@@ -59,9 +59,9 @@ func resolveIdempotencyKey(v *Validator, body *string, header []string) string {
 	return ""
 }
 
-// checkIdempotencyKey allows 1..256 printable ASCII characters (0x20..0x7E),
+// CheckIdempotencyKey allows 1..256 printable ASCII characters (0x20..0x7E),
 // which fit in an HTTP header and in any log as they are.
-func checkIdempotencyKey(k string) string {
+func CheckIdempotencyKey(k string) string {
 	if k == "" {
 		return "must not be empty; leave it out if you do not need one"
 	}

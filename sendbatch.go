@@ -15,8 +15,8 @@ const (
 	MaxBatchContentBytes = 16 << 20
 )
 
-// contentBytes is what a message counts against MaxBatchContentBytes.
-func (m *Message) contentBytes() int {
+// ContentBytes is what a message counts against MaxBatchContentBytes.
+func (m *Message) ContentBytes() int {
 	n := len(m.HTML) + len(m.Text)
 	for _, a := range m.Attachments {
 		n += len(a.Content)
@@ -24,9 +24,9 @@ func (m *Message) contentBytes() int {
 	return n
 }
 
-// batchTooLarge is the error of an item that would take its batch past
+// BatchTooLarge is the error of an item that would take its batch past
 // MaxBatchContentBytes.
-func batchTooLarge(m *Message) error {
+func BatchTooLarge(m *Message) error {
 	field := "html"
 	if m.Template != nil {
 		field = "template"

@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/sqlstore"
@@ -115,7 +116,7 @@ func (w *world) mailDomain(domain string) {
 // the accept time, which is also when the message is due.
 func (w *world) send(tb testing.TB, now time.Time, req *mailroom.SendRequest) string {
 	tb.Helper()
-	s := &mailroom.Sender{Store: w.store, Domains: w.domains, Now: func() time.Time { return now }}
+	s := &send.Sender{Store: w.store, Domains: w.domains, Now: func() time.Time { return now }}
 	res, err := s.Send(context.Background(), w.acct.ID, req, nil)
 	if err != nil {
 		tb.Fatalf("send: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/send"
 )
 
 // sendBatch: POST /v1/send/batch. A 200 means every accepted item is
@@ -22,7 +23,7 @@ func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	items := make([]mailroom.BatchItem, len(env.Messages))
+	items := make([]send.BatchItem, len(env.Messages))
 	for i, raw := range env.Messages {
 		items[i] = decodeBatchItem(raw)
 	}
@@ -54,16 +55,16 @@ func toBatchResult(r *http.Request, outcomes []mailroom.AcceptOutcome) api.Batch
 }
 
 // decodeBatchItem reads one item as the body of POST /v1/send is read.
-func decodeBatchItem(raw jsontext.Value) mailroom.BatchItem {
+func decodeBatchItem(raw jsontext.Value) send.BatchItem {
 	if k := raw.Kind(); k != '{' {
-		return mailroom.BatchItem{Err: mailroom.Errorf(mailroom.ECodeInvalidJSON,
+		return send.BatchItem{Err: mailroom.Errorf(mailroom.ECodeInvalidJSON,
 			"The item must be a JSON object (a send request), not %s.", kindName(k))}
 	}
 	var req mailroom.SendRequest
 	if err := unmarshalRequest(raw, &req); err != nil {
-		return mailroom.BatchItem{Err: err}
+		return send.BatchItem{Err: err}
 	}
-	return mailroom.BatchItem{Request: &req}
+	return send.BatchItem{Request: &req}
 }
 
 // itemError is the error body of one item: what writeError would answer

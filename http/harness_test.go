@@ -25,6 +25,7 @@ import (
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/netguard"
 	"github.com/mailroom/mailroom/sealer"
+	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/smtp"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 	"github.com/mailroom/mailroom/storetest"
@@ -127,10 +128,10 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Store:     store,
 		Auth:      &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
 		Domains:   domains,
-		Sender:    &mailroom.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
+		Sender:    &send.Sender{Store: store, Domains: domains, Templates: templates, Now: clk.Now, Queued: deliverer.Wake},
 		Templates: templates,
 		Messages:  &emaillog.Service{Store: store, Signer: signer},
-		Scheduled: &mailroom.ScheduledSends{Store: store, Now: clk.Now, Queued: deliverer.Wake},
+		Scheduled: &send.Scheduled{Store: store, Now: clk.Now, Queued: deliverer.Wake},
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &suppression.Service{Store: store, Now: clk.Now}

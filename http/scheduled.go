@@ -3,7 +3,7 @@ package http
 import (
 	"net/http"
 
-	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/send"
 )
 
 // listScheduled: GET /v1/scheduled, soonest first.
@@ -23,7 +23,7 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) {
 
 // rescheduleMessage: PATCH /v1/scheduled/{messageId} with {scheduledAt}.
 func (s *Server) rescheduleMessage(w http.ResponseWriter, r *http.Request) {
-	var req mailroom.RescheduleRequest
+	var req send.RescheduleRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return

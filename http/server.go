@@ -16,6 +16,7 @@ import (
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/suppression"
 	"github.com/mailroom/mailroom/template"
 	"github.com/mailroom/mailroom/unsubscribe"
@@ -28,12 +29,12 @@ type Server struct {
 	Store   mailroom.Store
 	Auth    *apikey.Authenticator
 	Domains *domain.Service
-	Sender  *mailroom.Sender
+	Sender  *send.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").
 	Templates *template.Service
 	Messages  *emaillog.Service
 	// Scheduled serves the scheduled sends (docs/api.md "Scheduled sends").
-	Scheduled *mailroom.ScheduledSends
+	Scheduled *send.Scheduled
 	Log       *slog.Logger
 	// Suppressions is the suppression list service (docs/api.md "Suppressions").
 	Suppressions *suppression.Service

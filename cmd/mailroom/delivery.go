@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/retention"
+	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/smtp"
 )
 
@@ -70,11 +71,11 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 
 // deliveryServices are the send path, the delivery runtime and retention.
 type deliveryServices struct {
-	sender    *mailroom.Sender
+	sender    *send.Sender
 	signer    *delivery.Signer
 	deliverer *delivery.Deliverer
 	messages  *emaillog.Service
-	scheduled *mailroom.ScheduledSends
+	scheduled *send.Scheduled
 	retention *retention.Sweeper
 }
 
@@ -100,8 +101,8 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, 
 		Poll: time.Second, DrainTimeout: 30 * time.Second,
 	}
 	return &deliveryServices{
-		sender:    &mailroom.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
-		scheduled: &mailroom.ScheduledSends{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
+		sender:    &send.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
+		scheduled: &send.Scheduled{Store: store, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},
 		deliverer: deliverer,
 		signer:    signer,
 		messages:  &emaillog.Service{Store: store, Signer: signer},

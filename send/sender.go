@@ -1,9 +1,11 @@
-package mailroom
+package send
 
 import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
 // Sender accepts sends (docs/api.md "Sending", "Batch sends"). Its path is
@@ -11,10 +13,10 @@ import (
 // (group) commit: no DNS, no RSA and no SMTP, which all happen in the
 // Deliverer.
 type Sender struct {
-	Store   MessageStore
-	Domains SendingDomains
+	Store   mailroom.MessageStore
+	Domains mailroom.SendingDomains
 	// Templates renders the templates that sends name.
-	Templates TemplateRenderer
+	Templates mailroom.TemplateRenderer
 	Now       func() time.Time
 	// Queued is told when a message is queued for delivery now, so that
 	// the local worker starts at once instead of at its next poll.
@@ -28,14 +30,14 @@ type Sender struct {
 // Send validates req for the account and stores it durably; a nil error
 // means the message is committed. idempotencyHeader holds the values of
 // the Idempotency-Key header, one per field line (none when absent).
-func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, idempotencyHeader []string) (AcceptResult, error) {
+func (s *Sender) Send(ctx context.Context, accountID string, req *mailroom.SendRequest, idempotencyHeader []string) (mailroom.AcceptResult, error) {
 	m, answered, err := s.prepare(ctx, accountID, req, idempotencyHeader, nil)
 	if err != nil || m == nil {
 		return answered, err
 	}
 	res, err := s.Store.AcceptMessage(ctx, m)
 	if err == nil {
-		s.notify([]*Message{m}, []AcceptOutcome{{Result: res}})
+		s.notify([]*mailroom.Message{m}, []mailroom.AcceptOutcome{{Result: res}})
 	}
 	return res, err
 }
@@ -43,7 +45,7 @@ func (s *Sender) Send(ctx context.Context, accountID string, req *SendRequest, i
 // BatchItem is one item of a batch as the client sent it: its request, or
 // the error that decoding it met (the item fails with it).
 type BatchItem struct {
-	Request *SendRequest
+	Request *mailroom.SendRequest
 	Err     error
 }
 
@@ -52,14 +54,14 @@ type BatchItem struct {
 // items[i], with its result or the error Send would have answered it. Each
 // sending domain is checked once. An error means nothing was stored (the
 // storage failed).
-func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]AcceptOutcome, error) {
-	out := make([]AcceptOutcome, len(items))
-	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(MaxBatchRenderTime)}
+func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]mailroom.AcceptOutcome, error) {
+	out := make([]mailroom.AcceptOutcome, len(items))
+	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(mailroom.MaxBatchRenderTime)}
 	stored, err := s.storedUnderKeys(ctx, accountID, items)
 	if err != nil {
 		return nil, err
 	}
-	var ms []*Message
+	var ms []*mailroom.Message
 	var at []int // ms[k] answers items[at[k]]
 	content := 0
 	for i, it := range items {
@@ -74,14 +76,14 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 		}
 		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, batch)
 		switch {
-		case IsCode(err, ECodeUnavailable):
+		case mailroom.IsCode(err, mailroom.ECodeUnavailable):
 			return nil, err
 		case err != nil || m == nil:
-			out[i] = AcceptOutcome{Result: answered, Err: err}
-		case content+m.contentBytes() > MaxBatchContentBytes:
-			out[i].Err = batchTooLarge(m)
+			out[i] = mailroom.AcceptOutcome{Result: answered, Err: err}
+		case content+m.ContentBytes() > mailroom.MaxBatchContentBytes:
+			out[i].Err = mailroom.BatchTooLarge(m)
 		default:
-			content += m.contentBytes()
+			content += m.ContentBytes()
 			ms = append(ms, m)
 			at = append(at, i)
 		}
@@ -102,7 +104,7 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 
 // storedUnderKeys reads, in one query, the messages already stored under
 // the items' idempotency keys.
-func (s *Sender) storedUnderKeys(ctx context.Context, accountID string, items []BatchItem) (map[string]KeyedMessage, error) {
+func (s *Sender) storedUnderKeys(ctx context.Context, accountID string, items []BatchItem) (map[string]mailroom.KeyedMessage, error) {
 	var keys []string
 	for _, it := range items {
 		if it.Err == nil {
@@ -132,24 +134,24 @@ type batchState struct {
 // idempotency key is answered as that one was (answered, with m nil): its
 // scheduledAt may have passed since, its template or its domain may have
 // been removed, and none of that changes what the first answer said.
-func (s *Sender) prepare(ctx context.Context, accountID string, req *SendRequest, header []string, batch *batchState) (m *Message, answered AcceptResult, err error) {
+func (s *Sender) prepare(ctx context.Context, accountID string, req *mailroom.SendRequest, header []string, batch *batchState) (m *mailroom.Message, answered mailroom.AcceptResult, err error) {
 	now := s.Now().UTC()
 	m, err = s.validate(ctx, accountID, req, header, now, batch)
 	if err == nil {
-		return m, AcceptResult{}, nil
+		return m, mailroom.AcceptResult{}, nil
 	}
 	// A batch looked its items' keys up before preparing any
 	// (storedUnderKeys): a key not found then is not read again.
-	if key := retryKey(req, header); batch == nil && key != "" && !IsCode(err, ECodeUnavailable) && !IsCode(err, ECodeInternal) {
+	if key := retryKey(req, header); batch == nil && key != "" && !mailroom.IsCode(err, mailroom.ECodeUnavailable) && !mailroom.IsCode(err, mailroom.ECodeInternal) {
 		res, lookErr := s.Store.IdempotentMessage(ctx, accountID, key, req.Digest())
-		if !IsCode(lookErr, ECodeNotFound) {
+		if !mailroom.IsCode(lookErr, mailroom.ECodeNotFound) {
 			return nil, res, lookErr
 		}
 	}
-	return nil, AcceptResult{}, err
+	return nil, mailroom.AcceptResult{}, err
 }
 
-func (s *Sender) validate(ctx context.Context, accountID string, req *SendRequest, header []string, now time.Time, batch *batchState) (*Message, error) {
+func (s *Sender) validate(ctx context.Context, accountID string, req *mailroom.SendRequest, header []string, now time.Time, batch *batchState) (*mailroom.Message, error) {
 	var renderBy time.Time
 	var checked map[string]error
 	if batch != nil {
@@ -166,24 +168,24 @@ func (s *Sender) validate(ctx context.Context, accountID string, req *SendReques
 	err, known := checked[m.Domain]
 	if !known {
 		err = s.Domains.CheckSendingDomain(ctx, accountID, m.Domain)
-		if checked != nil && !IsCode(err, ECodeUnavailable) {
+		if checked != nil && !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
 			checked[m.Domain] = err
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	m.ID = NewID(PrefixMessage, now)
+	m.ID = mailroom.NewID(mailroom.PrefixMessage, now)
 	m.AccountID = accountID
 	m.CreatedAt = now
 	// RFC 5322 §3.6.4: a globally unique id on the sender's own domain.
-	m.MessageIDHeader = strings.TrimPrefix(m.ID, PrefixMessage) + "@" + m.Domain
+	m.MessageIDHeader = strings.TrimPrefix(m.ID, mailroom.PrefixMessage) + "@" + m.Domain
 	return m, nil
 }
 
 // notify tells the local worker of new work: at once for queued messages,
 // at the earliest time for scheduled ones.
-func (s *Sender) notify(ms []*Message, outcomes []AcceptOutcome) {
+func (s *Sender) notify(ms []*mailroom.Message, outcomes []mailroom.AcceptOutcome) {
 	var queued bool
 	var earliest time.Time
 	for i, o := range outcomes {
@@ -191,9 +193,9 @@ func (s *Sender) notify(ms []*Message, outcomes []AcceptOutcome) {
 			continue
 		}
 		switch at := ms[i].ScheduledAt; {
-		case o.Result.Status == MessageQueued:
+		case o.Result.Status == mailroom.MessageQueued:
 			queued = true
-		case o.Result.Status == MessageScheduled && at != nil && (earliest.IsZero() || at.Before(earliest)):
+		case o.Result.Status == mailroom.MessageScheduled && at != nil && (earliest.IsZero() || at.Before(earliest)):
 			earliest = *at
 		}
 	}
@@ -209,16 +211,16 @@ func (s *Sender) notify(ms []*Message, outcomes []AcceptOutcome) {
 // holds the result, so editing the template later changes nothing it
 // stored. A template the account does not have is ECodeNotFound, as on
 // its own routes.
-func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest, renderBy time.Time) (*RenderedTemplate, error) {
+func (s *Sender) render(ctx context.Context, accountID string, req *mailroom.SendRequest, renderBy time.Time) (*mailroom.RenderedTemplate, error) {
 	switch {
 	case req.Template == nil:
 		return nil, nil
 	case *req.Template == "":
-		var v Validator
+		var v mailroom.Validator
 		v.Add("template", "must not be empty: give the id (tpl_…) or the name of a template, or leave template out")
 		return nil, v.Err()
 	case s.Templates == nil:
-		return nil, Errorf(ECodeInternal, "templates are not configured")
+		return nil, mailroom.Errorf(mailroom.ECodeInternal, "templates are not configured")
 	}
 	return s.Templates.ForSend(ctx, accountID, *req.Template, req.Variables, renderBy)
 }
@@ -226,7 +228,7 @@ func (s *Sender) render(ctx context.Context, accountID string, req *SendRequest,
 // retryKey is the request's idempotency key when it names a valid one
 // plainly (in the body, the header or both alike); "" otherwise, and
 // Validate says why.
-func retryKey(req *SendRequest, header []string) string {
+func retryKey(req *mailroom.SendRequest, header []string) string {
 	key := ""
 	if req.IdempotencyKey != nil {
 		key = *req.IdempotencyKey
@@ -237,7 +239,7 @@ func retryKey(req *SendRequest, header []string) string {
 		}
 		key = h
 	}
-	if checkIdempotencyKey(key) != "" {
+	if mailroom.CheckIdempotencyKey(key) != "" {
 		return "" // no key at all, or one that no message can hold
 	}
 	return key

@@ -1,17 +1,19 @@
-package mailroom
+package send
 
 import (
 	"context"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// ScheduledSends serves the routes of sends that wait for their time
+// Scheduled serves the routes of sends that wait for their time
 // (docs/api.md "Scheduled sends"): listing them, moving them and canceling
 // them. The time itself is kept by the delivery queue: a scheduled
 // message's recipients are due at its scheduledAt, and the claim that takes
 // them starts the message (see MessageStore.ClaimDueRecipients).
-type ScheduledSends struct {
-	Store MessageStore
+type Scheduled struct {
+	Store mailroom.MessageStore
 	Now   func() time.Time
 	// Queued and Scheduled wake the local worker, as Sender's do.
 	Queued    func()
@@ -24,21 +26,21 @@ type RescheduleRequest struct {
 }
 
 // List lists the account's scheduled messages, soonest first.
-func (s *ScheduledSends) List(ctx context.Context, accountID string, page Page) ([]*Message, string, error) {
+func (s *Scheduled) List(ctx context.Context, accountID string, page mailroom.Page) ([]*mailroom.Message, string, error) {
 	return s.Store.ListScheduled(ctx, accountID, page)
 }
 
 // Reschedule moves a scheduled message to the time req gives, by the
 // rules of a send's scheduledAt; a time that counts as now sends it now.
 // It returns the message as the log shows it.
-func (s *ScheduledSends) Reschedule(ctx context.Context, accountID, id string, req *RescheduleRequest) (*Message, []*Event, error) {
+func (s *Scheduled) Reschedule(ctx context.Context, accountID, id string, req *RescheduleRequest) (*mailroom.Message, []*mailroom.Event, error) {
 	if req.ScheduledAt == nil {
-		var v Validator
+		var v mailroom.Validator
 		v.Add("scheduledAt", `is required: the new time, in RFC 3339 such as "2026-11-22T10:00:00Z"`)
 		return nil, nil, v.Err()
 	}
 	now := s.Now().UTC()
-	at, err := ParseScheduledAt(*req.ScheduledAt, now)
+	at, err := mailroom.ParseScheduledAt(*req.ScheduledAt, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,7 +57,7 @@ func (s *ScheduledSends) Reschedule(ctx context.Context, accountID, id string, r
 }
 
 // Cancel cancels a scheduled message and returns it as the log shows it.
-func (s *ScheduledSends) Cancel(ctx context.Context, accountID, id string) (*Message, []*Event, error) {
+func (s *Scheduled) Cancel(ctx context.Context, accountID, id string) (*mailroom.Message, []*mailroom.Event, error) {
 	if err := s.Store.CancelMessage(ctx, accountID, id, s.Now().UTC()); err != nil {
 		return nil, nil, err
 	}
