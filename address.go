@@ -71,11 +71,11 @@ func parseAddress(s string) (Address, string) {
 		return Address{}, msg
 	}
 	if !strings.Contains(s, "@") {
-		return Address{}, fmt.Sprintf(`%q has no "@"; an address looks like "name@example.com"`, Excerpt(s, maxQuoted))
+		return Address{}, fmt.Sprintf(`%q has no "@"; an address looks like "name@example.com"`, Excerpt(s, MaxQuoted))
 	}
 	parsed, err := mail.ParseAddress(s)
 	if err != nil {
-		return Address{}, fmt.Sprintf(`%q is not a valid address; write "name@example.com" or "Name <name@example.com>", and put a display name with special characters in double quotes ("Doe, John" <john@example.com>)`, Excerpt(s, maxQuoted))
+		return Address{}, fmt.Sprintf(`%q is not a valid address; write "name@example.com" or "Name <name@example.com>", and put a display name with special characters in double quotes ("Doe, John" <john@example.com>)`, Excerpt(s, MaxQuoted))
 	}
 	// net/mail decodes RFC 2047 encoded-words in display names, which can
 	// smuggle in the very line breaks checked for above, and turns bytes
@@ -87,7 +87,7 @@ func parseAddress(s string) (Address, string) {
 	if strings.ContainsRune(parsed.Name, utf8.RuneError) && !strings.ContainsRune(s, utf8.RuneError) {
 		return Address{}, "has an encoded word (=?…?=) in its display name that does not decode to valid text in its charset"
 	}
-	addr, msg := canonicalAddrSpec(parsed.Address)
+	addr, msg := CanonicalAddrSpec(parsed.Address)
 	if msg != "" {
 		return Address{}, msg
 	}
@@ -142,39 +142,39 @@ func checkAddressSyntax(s string) string {
 	return ""
 }
 
-// canonicalAddrSpec checks the local part and the domain of an address as
+// CanonicalAddrSpec checks the local part and the domain of an address as
 // net/mail returns it (local part unquoted) and returns it in canonical
 // form: local part quoted only if it must be, domain in lower-case A-labels.
-func canonicalAddrSpec(addrSpec string) (string, string) {
+func CanonicalAddrSpec(addrSpec string) (string, string) {
 	at := strings.LastIndexByte(addrSpec, '@')
 	if at < 0 {
-		return "", fmt.Sprintf(`%q has no "@"`, Excerpt(addrSpec, maxQuoted))
+		return "", fmt.Sprintf(`%q has no "@"`, Excerpt(addrSpec, MaxQuoted))
 	}
 	local, domain := addrSpec[:at], addrSpec[at+1:]
 	if local == "" {
-		return "", fmt.Sprintf(`%q has nothing before the "@"`, Excerpt(addrSpec, maxQuoted))
+		return "", fmt.Sprintf(`%q has nothing before the "@"`, Excerpt(addrSpec, MaxQuoted))
 	}
 	for _, r := range local {
 		if r >= utf8.RuneSelf {
-			return "", fmt.Sprintf(`%q has non-ASCII characters before the "@"; such addresses need SMTPUTF8, which is not supported (internationalised domains after the "@" are fine)`, Excerpt(addrSpec, maxQuoted))
+			return "", fmt.Sprintf(`%q has non-ASCII characters before the "@"; such addresses need SMTPUTF8, which is not supported (internationalised domains after the "@" are fine)`, Excerpt(addrSpec, MaxQuoted))
 		}
 	}
 	local = quoteLocalPart(local)
 	if strings.ContainsAny(local, "<>") {
 		// RFC 5321 §4.1.2 allows them quoted, but they close the path
 		// <local@domain> in MAIL and RCPT, and few servers parse them.
-		return "", fmt.Sprintf(`%q has "<" or ">" before the "@", which mail servers do not accept`, Excerpt(addrSpec, maxQuoted))
+		return "", fmt.Sprintf(`%q has "<" or ">" before the "@", which mail servers do not accept`, Excerpt(addrSpec, MaxQuoted))
 	}
 	if len(local) > maxLocalPartLength {
-		return "", fmt.Sprintf(`%q has %d characters before the "@"; at most %d are allowed`, Excerpt(addrSpec, maxQuoted), len(local), maxLocalPartLength)
+		return "", fmt.Sprintf(`%q has %d characters before the "@"; at most %d are allowed`, Excerpt(addrSpec, MaxQuoted), len(local), maxLocalPartLength)
 	}
 	ascii, msg := normalizeMailDomain(domain)
 	if msg != "" {
-		return "", fmt.Sprintf("%q: the domain %s", Excerpt(addrSpec, maxQuoted), msg)
+		return "", fmt.Sprintf("%q: the domain %s", Excerpt(addrSpec, MaxQuoted), msg)
 	}
 	addr := local + "@" + ascii
 	if len(addr) > maxAddressLength {
-		return "", fmt.Sprintf("%q is %d characters long (after IDNA encoding); an address may have at most %d", Excerpt(addrSpec, maxQuoted), len(addr), maxAddressLength)
+		return "", fmt.Sprintf("%q is %d characters long (after IDNA encoding); an address may have at most %d", Excerpt(addrSpec, MaxQuoted), len(addr), maxAddressLength)
 	}
 	return addr, ""
 }
@@ -230,7 +230,7 @@ func normalizeMailDomain(domain string) (string, string) {
 	// Explain ASCII mistakes before IDNA gives a vaguer answer.
 	for _, r := range name {
 		if r < utf8.RuneSelf && r != '.' && r != '-' && !('a' <= r && r <= 'z') && !('0' <= r && r <= '9') {
-			return "", fmt.Sprintf("%q may contain only letters, digits, hyphens and dots, not %q", Excerpt(domain, maxQuoted), r)
+			return "", fmt.Sprintf("%q may contain only letters, digits, hyphens and dots, not %q", Excerpt(domain, MaxQuoted), r)
 		}
 	}
 	// The lookup profile maps and validates as resolvers do (UTS #46 §4,
@@ -241,12 +241,12 @@ func normalizeMailDomain(domain string) (string, string) {
 		// library's own text is not written for customers. Lengths are
 		// left out: they count only after encoding.
 		if msg := checkHostLabels(name, false); msg != "" {
-			return "", fmt.Sprintf("%q %s", Excerpt(domain, maxQuoted), msg)
+			return "", fmt.Sprintf("%q %s", Excerpt(domain, MaxQuoted), msg)
 		}
-		return "", fmt.Sprintf("%q is not a valid internationalised domain name", Excerpt(domain, maxQuoted))
+		return "", fmt.Sprintf("%q is not a valid internationalised domain name", Excerpt(domain, MaxQuoted))
 	}
 	if msg := checkHostLabels(ascii, true); msg != "" {
-		return "", fmt.Sprintf("%q %s", Excerpt(domain, maxQuoted), msg)
+		return "", fmt.Sprintf("%q %s", Excerpt(domain, MaxQuoted), msg)
 	}
 	return ascii, ""
 }
@@ -266,7 +266,7 @@ func checkHostLabels(name string, lengths bool) string {
 		case lengths && len(l) > 63:
 			return fmt.Sprintf("has a label of %d characters; at most 63 are allowed (after IDNA encoding)", len(l))
 		case l[0] == '-' || l[len(l)-1] == '-':
-			return fmt.Sprintf("has a label that starts or ends with a hyphen: %q", Excerpt(l, maxQuoted))
+			return fmt.Sprintf("has a label that starts or ends with a hyphen: %q", Excerpt(l, MaxQuoted))
 		}
 	}
 	if lengths && len(name) > 253 {

@@ -8,9 +8,9 @@ import "unicode/utf8"
 // value quoted whole (twice: in message and in details) made a 31 MiB
 // answer and held hundreds of MiB while it was formatted.
 const (
-	// maxQuoted is the most of one value of the client's that a message
+	// MaxQuoted is the most of one value of the client's that a message
 	// quotes.
-	maxQuoted = 100
+	MaxQuoted = 100
 	// MaxFieldName bounds a detail's field, which names what the client
 	// sent (an unknown field, a header, a tag key).
 	MaxFieldName = 200
@@ -31,19 +31,19 @@ func Excerpt(s string, n int) string {
 
 // OwnText is a message of the service's own that quotes the client only in
 // excerpts (address problems): Validator.Add passes it whole, where it
-// would cut a plain string argument to maxQuoted bytes, guidance and all.
+// would cut a plain string argument to MaxQuoted bytes, guidance and all.
 type OwnText string
 
-// excerptArgs cuts the string arguments of a message to maxQuoted bytes
+// excerptArgs cuts the string arguments of a message to MaxQuoted bytes
 // before they are formatted, so that formatting costs no more than that.
 func excerptArgs(args []any) []any {
 	var out []any
 	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) > maxQuoted {
+		if s, ok := a.(string); ok && len(s) > MaxQuoted {
 			if out == nil {
 				out = append([]any(nil), args...)
 			}
-			out[i] = Excerpt(s, maxQuoted)
+			out[i] = Excerpt(s, MaxQuoted)
 		}
 	}
 	if out == nil {

@@ -22,7 +22,7 @@ func TestValidatorQuotesExcerpts(t *testing.T) {
 	var v Validator
 	v.Add(strings.Repeat("f", 10_000), "unknown scope %q", strings.Repeat("s", 1<<20))
 	err := v.Err().(*Error)
-	if d := err.Details[0]; len(d.Field) > MaxFieldName+len("…") || len(d.Message) > 2*maxQuoted {
+	if d := err.Details[0]; len(d.Field) > MaxFieldName+len("…") || len(d.Message) > 2*MaxQuoted {
 		t.Fatalf("detail of %d+%d bytes", len(d.Field), len(d.Message))
 	}
 }

@@ -16,13 +16,13 @@ const MaxIdempotencyKeyLength = 256
 // canonical form can never make an old digest equal a new one by chance.
 const digestVersion = "mailroom.send.v1\n"
 
-// resolveIdempotencyKey returns the request's idempotency key from the body
+// ResolveIdempotencyKey returns the request's idempotency key from the body
 // field and the Idempotency-Key header, either or both (then equal). An
 // empty key is an error in either place: a header sent empty is a client
 // that meant to send a key and lost it, and taking it as "no key" would
 // turn its retries into duplicates. The header is a single value (RFC 9110
 // §5.3): given on several lines, they must all be the same key.
-func resolveIdempotencyKey(v *Validator, body *string, header []string) string {
+func ResolveIdempotencyKey(v *Validator, body *string, header []string) string {
 	ok := true
 	if body != nil {
 		if msg := CheckIdempotencyKey(*body); msg != "" {

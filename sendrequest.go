@@ -150,7 +150,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 		}
 	}
 
-	m.IdempotencyKey = resolveIdempotencyKey(&v, r.IdempotencyKey, idempotencyHeader)
+	m.IdempotencyKey = ResolveIdempotencyKey(&v, r.IdempotencyKey, idempotencyHeader)
 
 	if err := v.Err(); err != nil {
 		return nil, err

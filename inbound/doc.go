@@ -3,7 +3,9 @@
 // of the domains the service sends for, and the parsers that read what
 // arrives there (delivery status notifications, RFC 3464; complaints,
 // RFC 5965; automatic replies, RFC 3834). What a report changes is the
-// root's Reports service's business.
+// Reports service's (reports.go), which matches it to the message through
+// the return-path token every delivery's envelope sender carries
+// (returnpath.go).
 package inbound
 
 import (

@@ -24,6 +24,7 @@ import (
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/submission"
 )
 
 // submissionWorld is SMTP submission's service (docs/api.md "SMTP
@@ -32,7 +33,7 @@ import (
 type submissionWorld struct {
 	store   mailroom.Store
 	domains *domain.Service
-	svc     *mailroom.Submissions
+	svc     *submission.Service
 	acct    *mailroom.Account
 	key     *mailroom.APIKey
 	// shop is the verified sending domain.
@@ -63,7 +64,7 @@ func newSubmissionWorld(t *testing.T, e storetest.Engine) *submissionWorld {
 	if err := store.CreateAPIKey(ctx, w.key); err != nil {
 		t.Fatal(err)
 	}
-	w.svc = &mailroom.Submissions{
+	w.svc = &submission.Service{
 		Auth:  &apikey.Authenticator{Keys: store, Now: time.Now},
 		Store: store, Domains: w.domains, Signer: compose.Composer{}, Now: time.Now,
 	}

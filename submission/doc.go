@@ -2,8 +2,11 @@
 // RFC 6409, RFC 8314): a go-smtp server on the submission ports, in front of
 // the same accept path as POST /v1/send, for applications that can only
 // speak SMTP. Clients log in with AUTH PLAIN or LOGIN over TLS, the
-// password being an API key with scope send; what a message may do is the
-// root's Submissions service's business.
+// password being an API key with scope send. Service (service.go) is what
+// a message may do: the API's key checks and rate limits, the message
+// taken as written (submittedmessage.go), signed and accepted through the
+// send path; the server (server*.go) is the skeleton of package
+// smtpserver with AUTH in front.
 package submission
 
 import (
@@ -13,7 +16,7 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// Handler is what the server asks: mailroom.Submissions.
+// Handler is what the server asks: Service, or a test's stand-in.
 type Handler interface {
 	// Authenticate checks an AUTH password, an API key with scope send,
 	// with the checks of the HTTP API; an error is an *mailroom.Error

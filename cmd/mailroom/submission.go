@@ -8,6 +8,7 @@ import (
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/submission"
 )
 
 // newSubmissions is the service behind SMTP submission (docs/api.md "SMTP
@@ -19,8 +20,8 @@ import (
 // does (the Sender's Queued). Messages are signed at accept with the
 // domains' keys, by the composer delivery uses.
 func newSubmissions(store mailroom.Store, auth *apikey.Authenticator, domains *domain.Service,
-	limiter *ratelimit.Limiter, queued func()) *mailroom.Submissions {
-	s := &mailroom.Submissions{Auth: auth, Store: store, Domains: domains, Signer: compose.Composer{},
+	limiter *ratelimit.Limiter, queued func()) *submission.Service {
+	s := &submission.Service{Auth: auth, Store: store, Domains: domains, Signer: compose.Composer{},
 		Now: time.Now, Queued: queued}
 	if limiter != nil {
 		s.Admit = func(accountID string) bool { return limiter.Allow(accountID, time.Now()).Allowed }

@@ -1,12 +1,14 @@
-package mailroom
+package submission
 
 import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
-// Submissions is the service behind SMTP submission (docs/api.md "SMTP
+// Service is the service behind SMTP submission (docs/api.md "SMTP
 // submission"; package submission is its server): the API's key checks
 // and rate limits, and a message taken as the client wrote it into the
 // accept path of POST /v1/send, so that it is in the log, obeys the
@@ -17,15 +19,15 @@ import (
 // attempt: it has no fields to compose from, and the signed bytes are
 // stored with it (Message.Raw), sent as they are and shown by the log's
 // raw view.
-type Submissions struct {
+type Service struct {
 	// Auth checks the AUTH password, an API key, as the HTTP API checks a
 	// bearer key.
-	Auth    KeyAuthenticator
-	Store   MessageStore
-	Domains SendingDomains
+	Auth    mailroom.KeyAuthenticator
+	Store   mailroom.MessageStore
+	Domains mailroom.SendingDomains
 	// Signer signs the message with its From domain's key
 	// (compose.Composer).
-	Signer RawSigner
+	Signer mailroom.RawSigner
 	// Admit takes one request of an account from its rate limit and says
 	// whether it may go on (ratelimit.Limiter's Allow); nil admits all.
 	Admit func(accountID string) bool
@@ -38,19 +40,19 @@ type Submissions struct {
 // Authenticate checks an AUTH password: an API key, with the checks of the
 // HTTP API (Authenticator.Authenticate: checksum, digest, revocation, the
 // same work for an unknown id and a wrong secret), and scope send.
-func (s *Submissions) Authenticate(ctx context.Context, password string) (*APIKey, error) {
+func (s *Service) Authenticate(ctx context.Context, password string) (*mailroom.APIKey, error) {
 	key, err := s.Auth.Authenticate(ctx, password)
 	if err != nil {
 		return nil, err
 	}
-	if err := RequireScope(key, ScopeSend); err != nil {
+	if err := mailroom.RequireScope(key, mailroom.ScopeSend); err != nil {
 		return nil, err
 	}
 	return key, nil
 }
 
 // Allow says whether key's account may make one more request now.
-func (s *Submissions) Allow(key *APIKey) bool {
+func (s *Service) Allow(key *mailroom.APIKey) bool {
 	return s.Admit == nil || s.Admit(key.AccountID)
 }
 
@@ -62,7 +64,7 @@ func (s *Submissions) Allow(key *APIKey) bool {
 // The key is read again first: a session outlives its AUTH, and a key
 // revoked since must stop it at its next message, as the next request of
 // the HTTP API.
-func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
+func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
 	if err := s.Auth.Recheck(ctx, key); err != nil {
 		return "", err
 	}
@@ -70,13 +72,13 @@ func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, 
 	if err != nil {
 		// Nothing is stored of a message not read whole; the server
 		// knows why its reader failed and answers for it.
-		return "", &Error{Code: ECodeValidation, Message: "The message could not be read whole.", Cause: err}
+		return "", &mailroom.Error{Code: mailroom.ECodeValidation, Message: "The message could not be read whole.", Cause: err}
 	}
 	if len(data) > MaxSubmittedMessageBytes {
-		return "", Errorf(ECodePayloadTooLarge, "The message is larger than %d MiB.", MaxSubmittedMessageBytes>>20)
+		return "", mailroom.Errorf(mailroom.ECodePayloadTooLarge, "The message is larger than %d MiB.", MaxSubmittedMessageBytes>>20)
 	}
 	now := s.Now().UTC()
-	m, envelopeDomain, err := newSubmittedMessage(NewID(PrefixMessage, now), now, mailFrom, rcpts, data)
+	m, envelopeDomain, err := newSubmittedMessage(mailroom.NewID(mailroom.PrefixMessage, now), now, mailFrom, rcpts, data)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +87,7 @@ func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, 
 		// A retry is answered as the first submission was, whatever
 		// became of the domains since, and costs no signature.
 		res, err := s.Store.IdempotentMessage(ctx, m.AccountID, m.IdempotencyKey, m.RequestDigest)
-		if !IsCode(err, ECodeNotFound) {
+		if !mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return res.MessageID, err
 		}
 	}
@@ -99,7 +101,7 @@ func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, 
 	if err != nil {
 		return "", err
 	}
-	if res.Status == MessageQueued && !res.Duplicate && s.Queued != nil {
+	if res.Status == mailroom.MessageQueued && !res.Duplicate && s.Queued != nil {
 		s.Queued()
 	}
 	return res.MessageID, nil
@@ -108,7 +110,7 @@ func (s *Submissions) Submit(ctx context.Context, key *APIKey, mailFrom string, 
 // checkDomains requires the From header's domain and the envelope
 // sender's to be domains the account may send from (Domains.
 // CheckSendingDomain, as a send's), saying which one is not.
-func (s *Submissions) checkDomains(ctx context.Context, m *Message, envelopeDomain string) error {
+func (s *Service) checkDomains(ctx context.Context, m *mailroom.Message, envelopeDomain string) error {
 	if err := s.checkDomain(ctx, m.AccountID, m.Domain, "From header's"); err != nil {
 		return err
 	}
@@ -118,32 +120,32 @@ func (s *Submissions) checkDomains(ctx context.Context, m *Message, envelopeDoma
 	return s.checkDomain(ctx, m.AccountID, envelopeDomain, "envelope sender's")
 }
 
-func (s *Submissions) checkDomain(ctx context.Context, accountID, domain, whose string) error {
+func (s *Service) checkDomain(ctx context.Context, accountID, domain, whose string) error {
 	err := s.Domains.CheckSendingDomain(ctx, accountID, domain)
-	if IsCode(err, ECodeDomainNotVerified) {
-		return &Error{Code: ECodeDomainNotVerified, Cause: err,
+	if mailroom.IsCode(err, mailroom.ECodeDomainNotVerified) {
+		return &mailroom.Error{Code: mailroom.ECodeDomainNotVerified, Cause: err,
 			Message: "The " + whose + " domain " + domain + " is not verified for this account; add it and verify it first."}
 	}
 	return err
 }
 
 // sign returns m.Raw signed with the key of m's From domain.
-func (s *Submissions) sign(ctx context.Context, m *Message) ([]byte, error) {
+func (s *Service) sign(ctx context.Context, m *mailroom.Message) ([]byte, error) {
 	d, err := s.Domains.SendingDomain(ctx, m.AccountID, m.Domain)
-	if IsCode(err, ECodeNotFound) {
+	if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 		// Removed since it was checked, a moment ago.
-		return nil, Errorf(ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", m.Domain)
+		return nil, mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", m.Domain)
 	}
 	if err != nil {
 		return nil, err
 	}
 	key, err := s.Domains.DKIMKey(d)
 	if err != nil {
-		return nil, &Error{Code: ECodeInternal, Message: "The domain's DKIM key could not be opened.", Cause: err}
+		return nil, &mailroom.Error{Code: mailroom.ECodeInternal, Message: "The domain's DKIM key could not be opened.", Cause: err}
 	}
 	signed, err := s.Signer.SignRaw(m.Raw, key)
 	if err != nil {
-		return nil, &Error{Code: ECodeInternal, Message: "The message could not be signed.", Cause: err}
+		return nil, &mailroom.Error{Code: mailroom.ECodeInternal, Message: "The message could not be signed.", Cause: err}
 	}
 	return signed, nil
 }

@@ -1,4 +1,4 @@
-package mailroom
+package submission
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mailroom/mailroom"
 )
 
 // MaxSubmittedMessageBytes is the largest message SMTP submission takes
@@ -45,27 +47,27 @@ const submissionDigestVersion = "mailroom.submission.v1\n"
 // It returns the envelope sender's domain too, which the caller checks
 // like the From header's, m.Domain. Problems of the envelope and the
 // header are one validation *Error.
-func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []string, raw []byte) (m *Message, envelopeDomain string, err error) {
-	var v Validator
-	m = &Message{ID: id, Status: MessageQueued, Category: CategoryTransactional, CreatedAt: now}
+func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []string, raw []byte) (m *mailroom.Message, envelopeDomain string, err error) {
+	var v mailroom.Validator
+	m = &mailroom.Message{ID: id, Status: mailroom.MessageQueued, Category: mailroom.CategoryTransactional, CreatedAt: now}
 	sender := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(mailFrom), "<"), ">")
 	if sender == "" {
 		v.Add(fieldMailFrom, "the envelope sender is empty (a null reverse-path); give an address on a verified domain of the account")
 	} else if a, problem := envelopeAddress(sender); problem != "" {
-		v.Add(fieldMailFrom, "%s", OwnText(problem))
+		v.Add(fieldMailFrom, "%s", mailroom.OwnText(problem))
 	} else {
-		envelopeDomain = Address{Address: a}.Domain()
+		envelopeDomain = mailroom.Address{Address: a}.Domain()
 	}
 	keys := envelopeRecipients(&v, rcpts)
 
 	msg, problem := splitSubmitted(raw)
 	if problem != "" {
-		v.Add("header", "%s", OwnText(problem))
+		v.Add("header", "%s", mailroom.OwnText(problem))
 		return nil, "", v.Err()
 	}
 	fromAddr := submittedFrom(&v, msg.values("From"))
 	m.From, m.Domain = fromAddr, fromAddr.Domain()
-	m.IdempotencyKey = resolveIdempotencyKey(&v, nil, msg.values("Idempotency-Key"))
+	m.IdempotencyKey = mailroom.ResolveIdempotencyKey(&v, nil, msg.values("Idempotency-Key"))
 	if err := v.Err(); err != nil {
 		return nil, "", err
 	}
@@ -76,15 +78,15 @@ func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []stri
 	}
 	to, cc := headerMailboxes(msg.values("To")), headerMailboxes(msg.values("Cc"))
 	for _, k := range keys {
-		r := &Recipient{Address: k.address, Kind: KindBcc, Status: RecipientQueued}
+		r := &mailroom.Recipient{Address: k.address, Kind: mailroom.KindBcc, Status: mailroom.RecipientQueued}
 		if a, ok := to[k.key]; ok {
-			r.Kind, a.Address = KindTo, k.address
+			r.Kind, a.Address = mailroom.KindTo, k.address
 			m.To = append(m.To, a)
 		} else if a, ok := cc[k.key]; ok {
-			r.Kind, a.Address = KindCc, k.address
+			r.Kind, a.Address = mailroom.KindCc, k.address
 			m.Cc = append(m.Cc, a)
 		} else {
-			m.Bcc = append(m.Bcc, Address{Address: k.address})
+			m.Bcc = append(m.Bcc, mailroom.Address{Address: k.address})
 		}
 		m.Recipients = append(m.Recipients, r)
 	}
@@ -96,7 +98,7 @@ func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []stri
 	} else {
 		// RFC 5322 §3.6.4: a globally unique id on the sender's own
 		// domain, as Sender makes it.
-		m.MessageIDHeader = strings.TrimPrefix(m.ID, PrefixMessage) + "@" + m.Domain
+		m.MessageIDHeader = strings.TrimPrefix(m.ID, mailroom.PrefixMessage) + "@" + m.Domain
 		msg.add("Message-ID", "<"+m.MessageIDHeader+">")
 	}
 	if len(msg.values("Date")) == 0 {
@@ -115,16 +117,16 @@ type envelopeRecipient struct{ address, key string }
 // envelopeRecipients checks the RCPT TO addresses: at least one, each
 // valid, at most MaxRecipients once the same address given twice counts
 // once (a client may repeat a RCPT; the mailbox gets one copy).
-func envelopeRecipients(v *Validator, rcpts []string) []envelopeRecipient {
+func envelopeRecipients(v *mailroom.Validator, rcpts []string) []envelopeRecipient {
 	var out []envelopeRecipient
 	seen := map[string]bool{}
 	for i, r := range rcpts {
 		a, problem := envelopeAddress(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r), "<"), ">"))
 		if problem != "" {
-			v.AddAt(fieldRcptTo, i, "%s", OwnText(problem))
+			v.AddAt(fieldRcptTo, i, "%s", mailroom.OwnText(problem))
 			continue
 		}
-		if k := AddressKey(a); !seen[k] {
+		if k := mailroom.AddressKey(a); !seen[k] {
 			seen[k] = true
 			out = append(out, envelopeRecipient{a, k})
 		}
@@ -132,8 +134,8 @@ func envelopeRecipients(v *Validator, rcpts []string) []envelopeRecipient {
 	switch {
 	case len(rcpts) == 0:
 		v.Add(fieldRcptTo, "the message has no envelope recipient")
-	case len(out) > MaxRecipients:
-		v.Add(fieldRcptTo, "the message has %d envelope recipients; at most %d are allowed per message (send several messages)", len(out), MaxRecipients)
+	case len(out) > mailroom.MaxRecipients:
+		v.Add(fieldRcptTo, "the message has %d envelope recipients; at most %d are allowed per message (send several messages)", len(out), mailroom.MaxRecipients)
 	}
 	return out
 }
@@ -147,52 +149,52 @@ func envelopeAddress(s string) (string, string) {
 	}
 	a, err := mail.ParseAddress("<" + s + ">")
 	if err != nil {
-		return "", fmt.Sprintf("%q is not a valid address", Excerpt(s, maxQuoted))
+		return "", fmt.Sprintf("%q is not a valid address", mailroom.Excerpt(s, mailroom.MaxQuoted))
 	}
-	return canonicalAddrSpec(a.Address)
+	return mailroom.CanonicalAddrSpec(a.Address)
 }
 
 // submittedFrom is the From header's mailbox, whose domain must be a
 // verified domain of the account: exactly one From field (RFC 5322 §3.6)
 // holding one mailbox (with several, §3.6.2 wants a Sender, and which
 // domain would sign would be a guess).
-func submittedFrom(v *Validator, values []string) Address {
+func submittedFrom(v *mailroom.Validator, values []string) mailroom.Address {
 	if len(values) != 1 {
 		if len(values) == 0 {
 			v.Add("From", "the message has no From header; give one with an address on a verified domain of the account")
 		} else {
 			v.Add("From", "the message has %d From headers; give one", len(values))
 		}
-		return Address{}
+		return mailroom.Address{}
 	}
 	// Strictly: the lenient reading of To and Cc (the last <…> of a field
 	// that does not parse) would let "<evil@elsewhere> <orders@ours>"
 	// pass as ours, while mail clients show the first address, under the
 	// account's DKIM signature.
-	var list []Address
+	var list []mailroom.Address
 	if parsed, err := mailboxParser.ParseList(values[0]); err == nil && len(parsed) == 1 {
-		list = []Address{{Name: strings.ToValidUTF8(parsed[0].Name, "\uFFFD"), Address: parsed[0].Address}}
+		list = []mailroom.Address{{Name: strings.ToValidUTF8(parsed[0].Name, "\uFFFD"), Address: parsed[0].Address}}
 	}
 	if len(list) != 1 {
-		v.Add("From", "the From header must hold one well-formed address (RFC 5322 §3.4) on a verified domain of the account, not %q", Excerpt(strings.TrimSpace(values[0]), maxQuoted))
-		return Address{}
+		v.Add("From", "the From header must hold one well-formed address (RFC 5322 §3.4) on a verified domain of the account, not %q", mailroom.Excerpt(strings.TrimSpace(values[0]), mailroom.MaxQuoted))
+		return mailroom.Address{}
 	}
-	addr, problem := canonicalAddrSpec(list[0].Address)
+	addr, problem := mailroom.CanonicalAddrSpec(list[0].Address)
 	if problem != "" {
-		v.Add("From", "%s", OwnText(problem))
-		return Address{}
+		v.Add("From", "%s", mailroom.OwnText(problem))
+		return mailroom.Address{}
 	}
-	return Address{Name: list[0].Name, Address: addr}
+	return mailroom.Address{Name: list[0].Name, Address: addr}
 }
 
 // headerMailboxes are the mailboxes of address fields (To, Cc), by
 // AddressKey; a field that does not parse names none.
-func headerMailboxes(values []string) map[string]Address {
-	out := map[string]Address{}
+func headerMailboxes(values []string) map[string]mailroom.Address {
+	out := map[string]mailroom.Address{}
 	for _, val := range values {
 		for _, a := range parseMailboxes(val) {
-			if addr, problem := canonicalAddrSpec(a.Address); problem == "" {
-				out[AddressKey(addr)] = Address{Name: a.Name, Address: addr}
+			if addr, problem := mailroom.CanonicalAddrSpec(a.Address); problem == "" {
+				out[mailroom.AddressKey(addr)] = mailroom.Address{Name: a.Name, Address: addr}
 			}
 		}
 	}
@@ -211,7 +213,7 @@ var mailboxParser = mail.AddressParser{WordDecoder: &mime.WordDecoder{
 // field names; nil when it does not parse. A field net/mail cannot read as
 // a whole (an odd display name) still gives the one address in its angle
 // brackets.
-func parseMailboxes(value string) []Address {
+func parseMailboxes(value string) []mailroom.Address {
 	list, err := mailboxParser.ParseList(value)
 	if err != nil {
 		open, close := strings.LastIndexByte(value, '<'), strings.LastIndexByte(value, '>')
@@ -224,9 +226,9 @@ func parseMailboxes(value string) []Address {
 		}
 		list = []*mail.Address{a}
 	}
-	out := make([]Address, len(list))
+	out := make([]mailroom.Address, len(list))
 	for i, a := range list {
-		out[i] = Address{Name: strings.ToValidUTF8(a.Name, "\uFFFD"), Address: a.Address}
+		out[i] = mailroom.Address{Name: strings.ToValidUTF8(a.Name, "\uFFFD"), Address: a.Address}
 	}
 	return out
 }
@@ -245,8 +247,8 @@ func headerText(value string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "\uFFFD"))
-	if utf8.RuneCountInString(s) > MaxSubjectLength {
-		s = string([]rune(s)[:MaxSubjectLength])
+	if utf8.RuneCountInString(s) > mailroom.MaxSubjectLength {
+		s = string([]rune(s)[:mailroom.MaxSubjectLength])
 	}
 	return s
 }
@@ -335,7 +337,7 @@ func splitSubmitted(raw []byte) (*submittedHeader, string) {
 		if !ok || !isFieldName(name) {
 			line, _, _ := bytes.Cut(f, []byte("\r\n"))
 			return nil, fmt.Sprintf("the message's header has a line that is not a header field (%q); the header ends at the first empty line (RFC 5322 §2.1)",
-				Excerpt(string(line), maxQuoted))
+				mailroom.Excerpt(string(line), mailroom.MaxQuoted))
 		}
 		h.fields = append(h.fields, rawHeaderField{name: string(name), raw: f})
 		head = head[n:]

@@ -1,4 +1,4 @@
-package mailroom_test
+package submission_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/domain"
+	"github.com/mailroom/mailroom/submission"
 )
 
 // The Submissions service over fakes: the header handling of SMTP
@@ -106,7 +107,7 @@ func (s *subMessages) IdempotentMessage(_ context.Context, _, key string, digest
 }
 
 type subWorld struct {
-	svc      *mailroom.Submissions
+	svc      *submission.Service
 	keys     *subKeys
 	messages *subMessages
 	key      *mailroom.APIKey
@@ -119,7 +120,7 @@ func newSubWorld(t *testing.T) *subWorld {
 	w := &subWorld{keys: &subKeys{keys: map[string]*mailroom.APIKey{}}, messages: &subMessages{}}
 	w.password, w.key = mailroom.NewAPIKey(subAccount, "smtp", mailroom.Scopes{mailroom.ScopeSend}, subNow)
 	w.keys.keys[w.key.KeyID] = w.key
-	w.svc = &mailroom.Submissions{
+	w.svc = &submission.Service{
 		Auth:  &apikey.Authenticator{Keys: w.keys, Now: func() time.Time { return subNow }},
 		Store: w.messages,
 		Domains: &domain.Service{Sealer: plainSealer{}, Store: &subDomains{status: map[string]mailroom.DomainStatus{
@@ -338,7 +339,7 @@ func TestSubmitRefusals(t *testing.T) {
 
 func TestSubmitTooLarge(t *testing.T) {
 	w := newSubWorld(t)
-	raw := "From: orders@shop.example\r\n\r\n" + strings.Repeat("x", mailroom.MaxSubmittedMessageBytes)
+	raw := "From: orders@shop.example\r\n\r\n" + strings.Repeat("x", submission.MaxSubmittedMessageBytes)
 	_, err := w.submit("orders@shop.example", []string{"a@x.example"}, raw)
 	wantSubmitError(t, err, mailroom.ECodePayloadTooLarge, "")
 }
