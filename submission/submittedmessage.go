@@ -1,7 +1,6 @@
 package submission
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -276,126 +275,6 @@ func submissionDigest(mailFrom string, rcpts []envelopeRecipient, raw []byte) []
 	}
 	part(raw)
 	return h.Sum(nil)
-}
-
-// submittedHeader is a submitted message split at the end of its header:
-// its fields as written, and its body, untouched.
-type submittedHeader struct {
-	fields []rawHeaderField
-	body   []byte
-}
-
-// rawHeaderField is one field as written: its name, and the whole field
-// with its continuation lines and its final CRLF.
-type rawHeaderField struct {
-	name string
-	raw  []byte
-}
-
-// value is the field's value unfolded (RFC 5322 §2.2.3): the text after
-// the colon with its line breaks removed, without the whitespace around
-// it.
-func (f rawHeaderField) value() string {
-	_, v, _ := bytes.Cut(f.raw, []byte(":"))
-	return strings.Trim(string(bytes.ReplaceAll(v, []byte("\r\n"), nil)), " \t")
-}
-
-// splitSubmitted splits raw into its header's fields and its body, or
-// says why it cannot. Line endings are made CRLF first where a client
-// wrote a bare LF (RFC 5322 §2.3, RFC 5321 §2.3.8): that is what the
-// message becomes on the wire anyway, so the signature must cover it.
-func splitSubmitted(raw []byte) (*submittedHeader, string) {
-	if len(raw) == 0 {
-		return nil, "the message is empty"
-	}
-	raw = crlf(raw)
-	var head []byte
-	h := &submittedHeader{}
-	switch end := bytes.Index(raw, []byte("\r\n\r\n")); {
-	case bytes.HasPrefix(raw, []byte("\r\n")):
-		h.body = raw[2:]
-	case end >= 0:
-		head, h.body = raw[:end+2], raw[end+4:]
-	default:
-		// A header and no body.
-		head = raw
-		if !bytes.HasSuffix(head, []byte("\r\n")) {
-			head = append(head, "\r\n"...)
-		}
-	}
-	for len(head) > 0 {
-		n := 0
-		for {
-			i := bytes.Index(head[n:], []byte("\r\n"))
-			n += i + 2
-			if n >= len(head) || (head[n] != ' ' && head[n] != '\t') {
-				break
-			}
-		}
-		f := head[:n]
-		name, _, ok := bytes.Cut(f, []byte(":"))
-		if !ok || !isFieldName(name) {
-			line, _, _ := bytes.Cut(f, []byte("\r\n"))
-			return nil, fmt.Sprintf("the message's header has a line that is not a header field (%q); the header ends at the first empty line (RFC 5322 §2.1)",
-				mailroom.Excerpt(string(line), mailroom.MaxQuoted))
-		}
-		h.fields = append(h.fields, rawHeaderField{name: string(name), raw: f})
-		head = head[n:]
-	}
-	return h, ""
-}
-
-// isFieldName reports whether name is an RFC 5322 §3.6.8 field name:
-// printable US-ASCII but for the colon, no spaces.
-func isFieldName(name []byte) bool {
-	if len(name) == 0 {
-		return false
-	}
-	for _, c := range name {
-		if c < '!' || c > '~' || c == ':' {
-			return false
-		}
-	}
-	return true
-}
-
-// values returns the unfolded values of the fields named name, in order.
-func (h *submittedHeader) values(name string) []string {
-	var out []string
-	for _, f := range h.fields {
-		if strings.EqualFold(f.name, name) {
-			out = append(out, f.value())
-		}
-	}
-	return out
-}
-
-// remove removes every field named name.
-func (h *submittedHeader) remove(name string) {
-	h.fields = slices.DeleteFunc(h.fields, func(f rawHeaderField) bool { return strings.EqualFold(f.name, name) })
-}
-
-// add appends a field, below the client's.
-func (h *submittedHeader) add(name, value string) {
-	h.fields = append(h.fields, rawHeaderField{name: name, raw: []byte(name + ": " + value + "\r\n")})
-}
-
-// bytes writes the message: the fields, the empty line, the body, which
-// ends in CRLF (RFC 5321 §4.1.1.4).
-func (h *submittedHeader) bytes() []byte {
-	n := 2 + len(h.body) + 2
-	for _, f := range h.fields {
-		n += len(f.raw)
-	}
-	out := make([]byte, 0, n)
-	for _, f := range h.fields {
-		out = append(out, f.raw...)
-	}
-	out = append(append(out, "\r\n"...), h.body...)
-	if len(h.body) > 0 && !bytes.HasSuffix(h.body, []byte("\r\n")) {
-		out = append(out, "\r\n"...)
-	}
-	return out
 }
 
 // crlf returns raw with every bare LF made CRLF; raw itself when it has
