@@ -47,8 +47,9 @@ func ParseTagFilters(v *Validator, field string, raw []string) []TagFilter {
 	return slices.Compact(out)
 }
 
-// CursorScope names the list and filters f selects, for BindCursor: two
-// queries that select the same messages have the same scope.
+// CursorScope names the list and filters f selects, for the API's cursor
+// binding (package http): two queries that select the same messages have
+// the same scope.
 func (f MessageFilter) CursorScope() string {
 	var b strings.Builder
 	b.WriteString("messages")

@@ -10,14 +10,14 @@ import (
 
 // newList answers a page in the shape of every list (docs/api.md
 // "Conventions"): data never null; next is the store's cursor, handed out
-// bound to scope (mailroom.BindCursor), and null on the last page.
+// bound to scope (bindCursor), and null on the last page.
 func newList[T any](data []T, scope, next string) api.List[T] {
 	b := api.List[T]{Data: data}
 	if b.Data == nil {
 		b.Data = []T{}
 	}
 	if next != "" {
-		bound := mailroom.BindCursor(scope, next)
+		bound := bindCursor(scope, next)
 		b.NextCursor = &bound
 	}
 	return b
@@ -41,7 +41,7 @@ func pageParams(r *http.Request, scope string) (mailroom.Page, error) {
 	if err := onceEach(r, "limit", "cursor"); err != nil {
 		return p, err
 	}
-	cursor, err := mailroom.OpenCursor(scope, r.URL.Query().Get("cursor"))
+	cursor, err := openCursor(scope, r.URL.Query().Get("cursor"))
 	if err != nil {
 		return p, err
 	}

@@ -1,9 +1,11 @@
-package mailroom
+package http
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+
+	"github.com/mailroom/mailroom"
 )
 
 // The cursors a list hands out (nextCursor) are bound to the list and the
@@ -24,24 +26,24 @@ func cursorDigest(scope, cursor string) []byte {
 	return d[:cursorDigestLen]
 }
 
-// BindCursor wraps a store's cursor for scope; "" stays "".
-func BindCursor(scope, cursor string) string {
+// bindCursor wraps a store's cursor for scope; "" stays "".
+func bindCursor(scope, cursor string) string {
 	if cursor == "" {
 		return ""
 	}
 	return base64.RawURLEncoding.EncodeToString(append(cursorDigest(scope, cursor), cursor...))
 }
 
-// OpenCursor returns the store's cursor inside a cursor of BindCursor, or a
+// openCursor returns the store's cursor inside a cursor of bindCursor, or a
 // validation error on field "cursor" for one of another scope or none this
 // API made; "" (the first page) stays "".
-func OpenCursor(scope, cursor string) (string, error) {
+func openCursor(scope, cursor string) (string, error) {
 	if cursor == "" {
 		return "", nil
 	}
 	invalid := func(msg string) error {
-		var v Validator
-		v.Add("cursor", "%s", OwnText(msg))
+		var v mailroom.Validator
+		v.Add("cursor", "%s", mailroom.OwnText(msg))
 		return v.Err()
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
