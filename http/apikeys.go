@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/client/api"
 )
 
@@ -40,16 +41,8 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	var v mailroom.Validator
-	mailroom.ValidateKeyName(&v, "name", req.Name)
-	scopes := mailroom.ParseScopes(&v, "scopes", req.Scopes)
-	if err := v.Err(); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	caller := keyFrom(r.Context())
-	full, key := mailroom.NewAPIKey(caller.AccountID, req.Name, scopes, s.now())
-	if err := s.Store.CreateAPIKey(r.Context(), key); err != nil {
+	full, key, err := s.Keys.Create(r.Context(), keyFrom(r.Context()).AccountID, req.Name, req.Scopes, apikey.APIFields)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -63,7 +56,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	keys, next, err := s.Store.ListAPIKeys(r.Context(), keyFrom(r.Context()).AccountID, page)
+	keys, next, err := s.Keys.List(r.Context(), keyFrom(r.Context()).AccountID, page)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -77,7 +70,7 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
 
 // getAPIKey: GET /v1/api-keys/{keyId}.
 func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
-	key, err := s.accountKey(r)
+	key, err := s.Keys.Get(r.Context(), keyFrom(r.Context()).AccountID, r.PathValue("keyId"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -94,31 +87,16 @@ func (s *Server) currentAPIKey(w http.ResponseWriter, r *http.Request) {
 // revokeAPIKey: DELETE /v1/api-keys/{keyId}. The key fails from the next
 // request on; mail it already sent stays accepted.
 func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) {
-	key, err := s.accountKey(r)
+	accountID := keyFrom(r.Context()).AccountID
+	key, err := s.Keys.Get(r.Context(), accountID, r.PathValue("keyId"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	key, err = s.Store.RevokeAPIKey(r.Context(), key.AccountID, key.KeyID, s.now())
+	key, err = s.Keys.Revoke(r.Context(), accountID, key.KeyID)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, toAPIKey(key))
-}
-
-// accountKey finds the {keyId} of the path among the caller's account's
-// keys. Another account's key is not_found, never forbidden, so ids
-// cannot be probed.
-func (s *Server) accountKey(r *http.Request) (*mailroom.APIKey, error) {
-	id := r.PathValue("keyId")
-	notFound := mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q in this account.", id)
-	if !mailroom.ValidKeyID(id) {
-		return nil, notFound
-	}
-	key, err := s.Store.APIKey(r.Context(), id)
-	if mailroom.IsCode(err, mailroom.ECodeNotFound) || (err == nil && key.AccountID != keyFrom(r.Context()).AccountID) {
-		return nil, notFound
-	}
-	return key, err
 }

@@ -49,6 +49,7 @@ func newLimitedAPI(t *testing.T, store mailroom.Store) *limitedAPI {
 	srv := &mhttp.Server{
 		Store:   store,
 		Auth:    &apikey.Authenticator{Keys: store, Usage: apikey.NewUsage(store, log), Now: time.Now},
+		Keys:    &apikey.Service{Store: store, Now: a.Now},
 		Log:     log,
 		Metrics: a.metrics,
 		Limiter: limiter,

@@ -26,8 +26,10 @@ import (
 // Server holds what the API handlers need. Build it with its fields set,
 // then call Handler once.
 type Server struct {
-	Store   mailroom.Store
-	Auth    *apikey.Authenticator
+	Store mailroom.Store
+	Auth  *apikey.Authenticator
+	// Keys is the API keys service (docs/api.md "API keys").
+	Keys    *apikey.Service
 	Domains *domain.Service
 	Sender  *send.Sender
 	// Templates is the saved-templates service (docs/api.md "Templates").

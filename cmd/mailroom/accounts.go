@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 )
 
 // accountsCreate is `mailroom accounts create NAME`.
@@ -99,8 +100,8 @@ func createAccount(ctx context.Context, s mailroom.Store, name string, now time.
 	if err := s.CreateAccount(ctx, acct); err != nil {
 		return nil, "", err
 	}
-	full, key := mailroom.NewAPIKey(acct.ID, "default", mailroom.Scopes(mailroom.AllScopes), now)
-	if err := s.CreateAPIKey(ctx, key); err != nil {
+	full, _, err := (&apikey.Service{Store: s, Now: func() time.Time { return now }}).CreateFull(ctx, acct.ID, "default")
+	if err != nil {
 		return nil, "", err
 	}
 	return acct, full, nil

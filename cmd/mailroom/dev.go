@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/atomicfile"
 	"github.com/mailroom/mailroom/domain"
 )
@@ -50,8 +51,8 @@ func ensureDevAccount(ctx context.Context, s mailroom.Store, domains *domain.Ser
 	if key, ok := usableDevKey(ctx, s, acct, path); ok {
 		return key, nil
 	}
-	full, key := mailroom.NewAPIKey(acct.ID, "dev", mailroom.Scopes(mailroom.AllScopes), now)
-	if err := s.CreateAPIKey(ctx, key); err != nil {
+	full, _, err := (&apikey.Service{Store: s, Now: func() time.Time { return now }}).CreateFull(ctx, acct.ID, "dev")
+	if err != nil {
 		return "", err
 	}
 	return full, writeDevKey(path, full)

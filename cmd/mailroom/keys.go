@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/apikey"
 )
 
 // keysCreate is `mailroom keys create --account NAME --scopes SCOPES`.
@@ -27,19 +28,14 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 	if *account == "" || *scopes == "" {
 		return usageError{"keys create needs --account and --scopes"}
 	}
-	var v mailroom.Validator
-	mailroom.ValidateKeyName(&v, "--name", *name)
-	ss := mailroom.ParseScopes(&v, "--scopes", strings.Split(*scopes, ","))
-	if err := v.Err(); err != nil {
-		return err
-	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
 		if err != nil {
 			return err
 		}
-		full, key := mailroom.NewAPIKey(acct.ID, *name, ss, time.Now())
-		if err := s.CreateAPIKey(ctx, key); err != nil {
+		keys := &apikey.Service{Store: s}
+		full, key, err := keys.Create(ctx, acct.ID, *name, strings.Split(*scopes, ","), cliKeyFields)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Key %s created for %s with scopes %s. It is shown this once; keep it secret:\n%s\n",
@@ -47,6 +43,10 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 		return nil
 	})
 }
+
+// cliKeyFields names a key's fields in the problems `keys create`
+// reports: its flags.
+var cliKeyFields = apikey.Fields{Name: "--name", Scopes: "--scopes"}
 
 // keysList is `mailroom keys list --account NAME`.
 func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
@@ -127,7 +127,7 @@ func keysRevoke(ctx context.Context, c *command, args []string, stdout, stderr i
 				return err
 			}
 		}
-		k, err := s.RevokeAPIKey(ctx, acct.ID, keyID, time.Now())
+		k, err := (&apikey.Service{Store: s}).Revoke(ctx, acct.ID, keyID)
 		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return fmt.Errorf("no key %s in account %s", keyID, acct.Name)
 		} else if err != nil {

@@ -226,6 +226,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	api := &mhttp.Server{
 		Store:        store,
 		Auth:         &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Keys:         &apikey.Service{Store: store, Now: time.Now},
 		Domains:      domains,
 		Sender:       svc.sender,
 		Templates:    templates,
