@@ -1,6 +1,6 @@
 // Package require decides what a test does when an independent checker it
 // needs is missing (PostgreSQL, dkimpy, Chromium, axe-core, the Standard
-// Webhooks library): on a developer's machine it skips, saying what is
+// Webhooks library, Node.js): on a developer's machine it skips, saying what is
 // missing and how to get it; where MAILROOM_REQUIRE names the checker, as
 // .ci/run sets it, it fails, so that CI cannot stay green without its
 // cross-checks. Every such test goes through Missing.
@@ -36,10 +36,12 @@ const (
 	// StandardWebhooks is the npm "standardwebhooks" library, which
 	// verifies webhook signatures.
 	StandardWebhooks Checker = "standardwebhooks"
+	// Node is Node.js, which runs the dashboard's own JavaScript tests.
+	Node Checker = "node"
 )
 
 // Checkers are every checker Env may name.
-var Checkers = []Checker{Postgres, DKIMpy, Chromium, Axe, StandardWebhooks}
+var Checkers = []Checker{Postgres, DKIMpy, Chromium, Axe, StandardWebhooks, Node}
 
 // Required reports which checkers Env names, and the names in it that are
 // no checker (a misspelt name would otherwise require nothing).
