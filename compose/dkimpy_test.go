@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/require"
 )
 
 // systemPython is Debian's interpreter: a pyenv python earlier on PATH does
@@ -35,9 +36,9 @@ var (
 )
 
 // requireDKIMpy skips the test unless Debian's python3-dkim can be
-// imported. Tests do not install packages: .ci/run installs it, and on a
-// developer's machine a skip that says what is missing beats a test that
-// runs apt-get.
+// imported (fails it, under MAILROOM_REQUIRE=dkimpy). Tests do not install
+// packages: .ci/run installs it, and on a developer's machine a skip that
+// says what is missing beats a test that runs apt-get.
 func requireDKIMpy(t *testing.T) {
 	t.Helper()
 	dkimpyOnce.Do(func() {
@@ -46,7 +47,7 @@ func requireDKIMpy(t *testing.T) {
 		}
 	})
 	if dkimpyErr != nil {
-		t.Skipf("python3-dkim (Debian) is not installed; .ci/run installs it (%v)", dkimpyErr)
+		require.Missing(t, require.DKIMpy, "python3-dkim (Debian) is not installed; .ci/run installs it (%v)", dkimpyErr)
 	}
 }
 

@@ -3,6 +3,8 @@ package dashboard
 import (
 	"os/exec"
 	"testing"
+
+	"github.com/mailroom/mailroom/require"
 )
 
 // The dashboard's pure modules (the MIME reader) have tests of their own in
@@ -10,7 +12,7 @@ import (
 func TestJavaScriptModules(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: the tests in dashboard/jstest need Node 18 or later")
+		require.Missing(t, require.Node, "node is not installed: the tests in dashboard/jstest need Node 18 or later (.ci/run installs it)")
 	}
 	out, err := exec.Command(node, "--test", "jstest/").CombinedOutput()
 	if err != nil {

@@ -32,6 +32,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/mailroom/mailroom/require"
 )
 
 // waitTimeout bounds every wait for the page: generous for a loaded CI
@@ -43,7 +45,8 @@ const waitTimeout = 20 * time.Second
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome"}
 
 // browserOrSkip returns the path of a Chromium-family browser on PATH, or
-// skips the test saying why (.ci/run installs Debian's chromium).
+// skips the test saying why (.ci/run installs Debian's chromium, and fails
+// the test instead with MAILROOM_REQUIRE=chromium).
 func browserOrSkip(t *testing.T) string {
 	t.Helper()
 	for _, name := range browserNames {
@@ -51,7 +54,7 @@ func browserOrSkip(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skipf("no browser for the browser tests: none of %s is on PATH (Debian: apt-get install chromium; .ci/run installs it)",
+	require.Missing(t, require.Chromium, "no browser for the browser tests: none of %s is on PATH (Debian: apt-get install chromium; .ci/run installs it)",
 		strings.Join(browserNames, ", "))
 	return ""
 }

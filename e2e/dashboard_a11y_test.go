@@ -12,12 +12,15 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/require"
 )
 
 // axeScript is where .ci/run installs axe-core, Deque's accessibility
 // engine, with npm; MAILROOM_AXE_JS names another copy.
 const axeScript = "testdata/axe/node_modules/axe-core/axe.min.js"
 
+// axeOrSkip returns axe-core's script, or skips the test saying how to
+// install it (fails it, under MAILROOM_REQUIRE=axe).
 func axeOrSkip(t *testing.T) string {
 	t.Helper()
 	path := os.Getenv("MAILROOM_AXE_JS")
@@ -26,7 +29,7 @@ func axeOrSkip(t *testing.T) string {
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("axe-core is not installed (%v): `npm install --prefix e2e/testdata/axe axe-core@4.14.1` (from the repository root) installs it, as .ci/run does", err)
+		require.Missing(t, require.Axe, "axe-core is not installed (%v): `npm install --prefix e2e/testdata/axe axe-core@4.14.1` (from the repository root) installs it, as .ci/run does", err)
 	}
 	return string(src)
 }

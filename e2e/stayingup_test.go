@@ -382,9 +382,7 @@ func lastLines(text string, n int) string {
 // node takes its claims once its heartbeat is stale, and only the exchanges
 // in flight when it was cut off arrive twice.
 func TestNodeCutOffFromStorage(t *testing.T) {
-	if os.Getenv(storetest.EnvDatabaseURL) == "" {
-		t.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
-	}
+	storetest.RequirePostgres(t)
 	// The role is made (and its removal registered) before the database,
 	// so that it is dropped after the database is: a role that still owns
 	// or may connect to a database cannot be dropped.

@@ -32,7 +32,7 @@ func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
 	}
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(engine.IdleConns)
+	db.SetMaxIdleConns(dialect.Reads.IdleConns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -41,7 +41,7 @@ func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return sqlstore.New(db, db, engine), nil
+	return sqlstore.New(db, db, dialect), nil
 }
 
 // Migrate applies the migrations the database at url lacks.
@@ -69,7 +69,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	applied, err := sqlstore.ApplyMigrations(ctx, p, db, engine.NowMicros)
+	applied, err := sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
 	if err != nil {
 		return err
 	}
@@ -86,53 +86,67 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// customPlans is Engine.CustomPlans: settings local to the log's
+// customPlans is Dialect.Reads.CustomPlans: settings local to the log's
 // transaction, in one statement (one round trip).
 const customPlans = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true),
 	set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true),
 	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
 	set_config('enable_material', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`
 
-var engine = sqlstore.Engine{
-	Name:         "postgres",
-	SkipLocked:   " FOR UPDATE SKIP LOCKED",
-	CustomPlans:  customPlans,
-	LockRows:     " FOR UPDATE",
-	Committers:   4,
-	MinKey:       "min(%s::text)",
-	ArrayInserts: true,
-	IdleConns:    20,
-	// The identity column's sequence (migration 00016).
-	NewAccountKey: "DEFAULT",
-	Snapshot:      &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
-	// clock_timestamp(), not now(): now() is the start of the transaction.
-	NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
-	IsUniqueViolation: func(err error) bool {
-		var e *pgconn.PgError
-		return errors.As(err, &e) && e.Code == "23505"
+// dialect is what PostgreSQL does its own way.
+var dialect = sqlstore.Dialect{
+	Name: "postgres",
+	Errors: sqlstore.Errors{
+		UniqueViolation: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && e.Code == "23505"
+		},
+		Conflict: func(err error) bool {
+			var e *pgconn.PgError
+			return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
+		},
+		Unavailable: isUnavailable,
 	},
-	DomainOf: func(col string) string { return "lower(substring(" + col + " from '[^@]*$'))" },
-	IsConflict: func(err error) bool {
-		var e *pgconn.PgError
-		return errors.As(err, &e) && (e.Code == "40P01" || e.Code == "40001")
+	SQL: sqlstore.Fragments{
+		// clock_timestamp(), not now(): now() is the start of the transaction.
+		NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
+		DomainOf:  func(col string) string { return "lower(substring(" + col + " from '[^@]*$'))" },
+		MinKey:    "min(%s::text)",
+		// The identity column's sequence (migration 00016).
+		NewAccountKey: "DEFAULT",
+		// The planner has statistics; CustomPlans holds it to the log's plans.
+		IndexedBy: func(string) string { return "" },
 	},
-	IsUnavailable: func(err error) bool {
-		// Any failure to connect first: the server's refusal then comes as
-		// a PgError inside (55000 "database is not currently accepting
-		// connections", 57P03 "the database system is starting up", …),
-		// whose code alone would not say so.
-		var connectErr *pgconn.ConnectError
-		if errors.As(err, &connectErr) {
-			return true
-		}
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			// Class 08: connection exception; 53: insufficient resources;
-			// 57P0x: the server is shutting down, restarting, or ended
-			// this connection (pg_terminate_backend).
-			return pgErr.Code[:2] == "08" || pgErr.Code[:2] == "53" || pgErr.Code[:4] == "57P0"
-		}
-		var netErr net.Error
-		return errors.As(err, &netErr) || pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn)
+	Locks: sqlstore.Locks{SkipLocked: " FOR UPDATE SKIP LOCKED", Rows: " FOR UPDATE"},
+	Writes: sqlstore.Writes{
+		Committers:   4,
+		ArrayInserts: true,
 	},
+	Reads: sqlstore.Reads{
+		Snapshot:              sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+		CustomPlans:           customPlans,
+		IdleConns:             20,
+		FlushIdleAfterFailure: true,
+	},
+}
+
+// isUnavailable is Dialect.Errors.Unavailable.
+func isUnavailable(err error) bool {
+	// Any failure to connect first: the server's refusal then comes as
+	// a PgError inside (55000 "database is not currently accepting
+	// connections", 57P03 "the database system is starting up", …),
+	// whose code alone would not say so.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 08: connection exception; 53: insufficient resources;
+		// 57P0x: the server is shutting down, restarting, or ended
+		// this connection (pg_terminate_backend).
+		return pgErr.Code[:2] == "08" || pgErr.Code[:2] == "53" || pgErr.Code[:4] == "57P0"
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn)
 }

@@ -76,9 +76,9 @@ func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
 		write.Close()
 		return nil, err
 	}
-	read.SetMaxOpenConns(max(4, 2*runtime.NumCPU()))
-	read.SetMaxIdleConns(max(4, 2*runtime.NumCPU()))
-	return sqlstore.New(write, read, engine), nil
+	read.SetMaxOpenConns(dialect.Reads.IdleConns) // every connection may stay idle
+	read.SetMaxIdleConns(dialect.Reads.IdleConns)
+	return sqlstore.New(write, read, dialect), nil
 }
 
 // Migrate applies the migrations the database in dataDir lacks.
@@ -111,7 +111,7 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	_, err = sqlstore.ApplyMigrations(ctx, p, db, engine.NowMicros)
+	_, err = sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
 	return err
 }
 
@@ -125,38 +125,62 @@ func indexedBy(index string) string {
 	return " INDEXED BY " + index
 }
 
-var engine = sqlstore.Engine{
-	Name:       "sqlite",
-	Committers: 1,
-	IndexedBy:  indexedBy,
-	// The driver looks each numbered parameter's name up in a list, once
-	// per parameter: binding n of them costs n², a third of the CPU of a
-	// batch's accept before this.
-	AnonymousParams: true,
-	NewAccountKey:   newAccountKey,
-	// One node per data directory: the database's clock is that node's.
-	NowMicros: "CAST(unixepoch('subsec') * 1000000 AS INTEGER)",
-	// rtrim(a, chars) with the address's own characters other than '@'
-	// strips back to its last '@'; what is left is removed from the front.
-	DomainOf: func(col string) string {
-		return "lower(substr(" + col + ", length(rtrim(" + col + ", replace(" + col + ", '@', ''))) + 1))"
+// dialect is what SQLite does its own way.
+var dialect = sqlstore.Dialect{
+	Name: "sqlite",
+	Errors: sqlstore.Errors{
+		UniqueViolation: func(err error) bool {
+			var e *sqlite.Error
+			return errors.As(err, &e) &&
+				(e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+		},
+		// The one writer runs transactions one at a time: none is aborted
+		// for another's sake.
+		Conflict:    func(error) bool { return false },
+		Unavailable: isUnavailable,
 	},
-	IsUniqueViolation: func(err error) bool {
-		var e *sqlite.Error
-		return errors.As(err, &e) &&
-			(e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+	SQL: sqlstore.Fragments{
+		// One node per data directory: the database's clock is that node's.
+		NowMicros: "CAST(unixepoch('subsec') * 1000000 AS INTEGER)",
+		// rtrim(a, chars) with the address's own characters other than '@'
+		// strips back to its last '@'; what is left is removed from the front.
+		DomainOf: func(col string) string {
+			return "lower(substr(" + col + ", length(rtrim(" + col + ", replace(" + col + ", '@', ''))) + 1))"
+		},
+		MinKey:        "min(%s)",
+		NewAccountKey: newAccountKey,
+		IndexedBy:     indexedBy,
 	},
-	IsUnavailable: func(err error) bool {
-		var e *sqlite.Error
-		if !errors.As(err, &e) {
-			return false
-		}
-		switch e.Code() & 0xff { // the primary result code
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
-			return true
-		}
+	// The one writer serialises every change: no clause locks rows.
+	Locks: sqlstore.Locks{SkipLocked: "", Rows: ""},
+	Writes: sqlstore.Writes{
+		Committers: 1,
+		// The driver looks each numbered parameter's name up in a list, once
+		// per parameter: binding n of them costs n², a third of the CPU of a
+		// batch's accept before this.
+		AnonymousParams: true,
+		ArrayInserts:    false,
+	},
+	Reads: sqlstore.Reads{
+		Snapshot:              sql.TxOptions{}, // any read transaction, in WAL mode
+		CustomPlans:           "",
+		IdleConns:             max(4, 2*runtime.NumCPU()),
+		FlushIdleAfterFailure: false,
+	},
+}
+
+// isUnavailable is Dialect.Errors.Unavailable: the database is locked,
+// busy, full or cannot be opened, rather than a query being wrong.
+func isUnavailable(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
 		return false
-	},
+	}
+	switch e.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
 }
 
 // newAccountKey is one more than any account key stored (migration 00016):

@@ -144,7 +144,7 @@ func (s *Store) acceptAll(ctx context.Context, tx *sql.Tx, b *acceptBatch) ([]ma
 	}
 	b.settle(suppressed)
 	var inserted map[string]bool
-	if s.engine.ArrayInserts {
+	if s.dialect.Writes.ArrayInserts {
 		inserted, err = s.writeAcceptArrays(ctx, tx, b)
 	} else {
 		inserted, err = s.writeAcceptRows(ctx, tx, b)

@@ -147,7 +147,7 @@ func (s *Store) resolve(ctx context.Context, tx *sql.Tx, r *accountRefs) error {
 		if !ok {
 			err := s.lookupRow(ctx, tx, `SELECT id FROM accounts WHERE key = $1`, ref.key).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%s: no account has the key %d, stored in a row", s.engine.Name, ref.key)
+				return fmt.Errorf("%s: no account has the key %d, stored in a row", s.dialect.Name, ref.key)
 			}
 			if err != nil {
 				return s.wrap(err, "read account id")

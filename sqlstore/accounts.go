@@ -12,16 +12,16 @@ import (
 const accountColumns = `id, name, created_at, request_rate, request_burst`
 
 // CreateAccount inserts a; a taken name is ECodeAlreadyExists. The
-// database assigns the account's key (Engine.NewAccountKey), which is
+// database assigns the account's key (Dialect.SQL.NewAccountKey), which is
 // kept in memory from here on.
 func (s *Store) CreateAccount(ctx context.Context, a *mailroom.Account) error {
 	rate, burst := limitColumns(a.RateLimit)
 	var key int64
 	err := s.write.QueryRowContext(ctx,
 		`INSERT INTO accounts (id, name, created_at, request_rate, request_burst, key) VALUES ($1, $2, $3, $4, $5, `+
-			s.engine.NewAccountKey+`) RETURNING key`,
+			s.dialect.SQL.NewAccountKey+`) RETURNING key`,
 		a.ID, a.Name, micros(a.CreatedAt), rate, burst).Scan(&key)
-	if err != nil && s.engine.IsUniqueViolation(err) {
+	if err != nil && s.dialect.Errors.UniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "An account named %q already exists.", a.Name)
 	}
 	if err != nil {

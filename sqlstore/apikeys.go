@@ -18,7 +18,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
 		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		k.KeyID, k.AccountID, k.Name, k.Scopes.String(), k.SecretDigest,
 		micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt))
-	if err != nil && s.engine.IsUniqueViolation(err) {
+	if err != nil && s.dialect.Errors.UniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "Key id %q is taken.", k.KeyID)
 	}
 	return s.wrap(err, "create api key")

@@ -34,7 +34,7 @@ const claimable = `r.due_at <= $1 AND r.claim_token IS NULL`
 func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*mailroom.QueuedRecipient, error) {
 	var out []*mailroom.QueuedRecipient
 	token := mailroom.NewID(mailroom.PrefixClaim, c.Now)
-	dbNow := s.engine.NowMicros
+	dbNow := s.dialect.SQL.NowMicros
 	cond := claimable
 	// The busy domains are the last parameters of both statements that
 	// use cond ($1 is the due time, then two of their own), so that the
@@ -45,14 +45,14 @@ func (s *Store) ClaimDueRecipients(ctx context.Context, c mailroom.Claim) ([]*ma
 		skip[i] = d
 	}
 	if len(skip) > 0 {
-		cond += " AND " + s.engine.DomainOf("r.address") + " NOT IN (" + placeholders(4, len(skip)) + ")"
+		cond += " AND " + s.dialect.SQL.DomainOf("r.address") + " NOT IN (" + placeholders(4, len(skip)) + ")"
 	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		out = nil
 		// Four statements a batch, whatever its size: on PostgreSQL each
 		// is a round trip.
 		rows, err := s.txQuery(ctx, tx, `SELECT id FROM messages WHERE id IN (
-			SELECT r.message_id FROM recipients r WHERE `+cond+` ORDER BY r.due_at LIMIT $2) LIMIT $3`+s.engine.SkipLocked,
+			SELECT r.message_id FROM recipients r WHERE `+cond+` ORDER BY r.due_at LIMIT $2) LIMIT $3`+s.dialect.Locks.SkipLocked,
 			append([]any{micros(c.Now), 4 * c.Limit, c.Limit}, skip...)...)
 		if err != nil {
 			return s.wrap(err, "claim messages")

@@ -25,7 +25,7 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain) error {
 		d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 		d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
 		microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
-	if err != nil && s.engine.IsUniqueViolation(err) {
+	if err != nil && s.dialect.Errors.UniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 	}
 	return s.wrap(err, "create domain")
@@ -116,7 +116,7 @@ func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.D
 		WHERE id IN (SELECT id FROM domains
 			WHERE next_check_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
 			ORDER BY next_check_at LIMIT $3 %s)
-		RETURNING `+domainColumns, s.engine.SkipLocked), micros(now), micros(now.Add(lease)), limit)
+		RETURNING `+domainColumns, s.dialect.Locks.SkipLocked), micros(now), micros(now.Add(lease)), limit)
 	if err != nil {
 		return nil, s.wrap(err, "claim due domains")
 	}

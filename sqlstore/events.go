@@ -70,8 +70,8 @@ func (s *Store) ListEvents(ctx context.Context, accountID string, f mailroom.Eve
 	}
 	var out []*mailroom.Event
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
-		if s.engine.CustomPlans != "" {
-			if _, err := tx.ExecContext(ctx, s.engine.CustomPlans); err != nil {
+		if s.dialect.Reads.CustomPlans != "" {
+			if _, err := tx.ExecContext(ctx, s.dialect.Reads.CustomPlans); err != nil {
 				return s.wrap(err, "list events")
 			}
 		}
@@ -137,7 +137,7 @@ func (s *Store) EventsQuery(account any, f mailroom.EventFilter, p mailroom.Page
 		add("created_at >= ?", micros(*f.Since))
 	}
 	args = append(args, limit+1)
-	return withMessages(`SELECT ` + eventColumns + ` FROM events` + s.engine.indexedBy(index) + ` WHERE ` + strings.Join(where, " AND ") +
+	return withMessages(`SELECT ` + eventColumns + ` FROM events` + s.dialect.indexedBy(index) + ` WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args))), args, limit, nil
 }
 

@@ -18,4 +18,4 @@ func (s *Store) SplitGroups() int64 { return s.committer.split.Load() }
 func (s *Store) CommitQueue() int { return len(s.committer.queue) }
 
 // Committers is how many transactions the committer runs at once.
-func (s *Store) Committers() int { return max(1, s.engine.Committers) }
+func (s *Store) Committers() int { return max(1, s.dialect.Writes.Committers) }

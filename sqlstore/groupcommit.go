@@ -177,7 +177,7 @@ func (c *committer) commit(batch []*job) {
 	var err error
 	for try := 0; ; try++ {
 		err = c.once(live)
-		if err == nil || !c.s.engine.isConflict(err) || try == retryConflicts {
+		if err == nil || !c.s.dialect.Errors.Conflict(err) || try == retryConflicts {
 			break
 		}
 	}
@@ -237,7 +237,7 @@ func runJob(ctx context.Context, tx *sql.Tx, j *job) (err error) {
 // order, so none waits for another that waits for it. SQLite's single
 // writer needs no lock.
 func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, jobs []*job) error {
-	if s.engine.LockRows == "" {
+	if s.dialect.Locks.Rows == "" {
 		return nil
 	}
 	ids := map[string]bool{}
@@ -253,7 +253,7 @@ func (s *Store) lockMessages(ctx context.Context, tx *sql.Tx, jobs []*job) error
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		args = append(args, messageKey(id))
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM messages WHERE id IN (`+placeholders(1, len(args))+`) ORDER BY id`+s.engine.LockRows, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM messages WHERE id IN (`+placeholders(1, len(args))+`) ORDER BY id`+s.dialect.Locks.Rows, args...)
 	if err != nil {
 		return s.wrap(err, "lock messages")
 	}

@@ -183,8 +183,8 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 	var out []*mailroom.Message
 	refs := s.accountRefs()
 	err = s.inSnapshot(ctx, func(tx *sql.Tx) error {
-		if s.engine.CustomPlans != "" {
-			if _, err := tx.ExecContext(ctx, s.engine.CustomPlans); err != nil {
+		if s.dialect.Reads.CustomPlans != "" {
+			if _, err := tx.ExecContext(ctx, s.dialect.Reads.CustomPlans); err != nil {
 				return s.wrap(err, "list messages")
 			}
 		}
@@ -194,7 +194,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 			for i := range lp.candidates {
 				var n int
 				var last sql.NullString
-				q, args := lp.probe(i, s.engine)
+				q, args := lp.probe(i, s.dialect)
 				if err := tx.QueryRowContext(ctx, q, args...).Scan(&n, &last); err != nil {
 					return s.wrap(err, "count log filter")
 				}
@@ -209,7 +209,7 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 				}
 			}
 		}
-		q, args := lp.list(driver, s.engine)
+		q, args := lp.list(driver, s.dialect)
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return s.wrap(err, "list messages")
@@ -252,10 +252,10 @@ func (s *Store) LogQueries(ctx context.Context, accountID string, f mailroom.Mes
 	}
 	for i, c := range lp.candidates {
 		if len(lp.candidates) > 1 {
-			q, args := lp.probe(i, s.engine)
+			q, args := lp.probe(i, s.dialect)
 			probes = append(probes, LogQuery{c.index, q, args})
 		}
-		q, args := lp.list(i, s.engine)
+		q, args := lp.list(i, s.dialect)
 		lists = append(lists, LogQuery{c.index, q, args})
 	}
 	return probes, lists, nil
@@ -337,18 +337,18 @@ func newLogPlan(account int64, f mailroom.MessageFilter, p mailroom.Page) (*logP
 
 // probe counts candidate i's entries in the id range, newest first, up to
 // logProbeLimit, and returns the last one counted.
-func (lp *logPlan) probe(i int, e Engine) (string, []any) {
+func (lp *logPlan) probe(i int, dialect Dialect) (string, []any) {
 	c := lp.candidates[i]
 	q := logQuery{args: []any{lp.account}}
-	table, key := "messages m"+e.indexedBy(c.index), "m.id"
+	table, key := "messages m"+dialect.indexedBy(c.index), "m.id"
 	if c.table != "" {
-		table, key = c.table+" d"+e.indexedBy(c.index), "d.message_id"
+		table, key = c.table+" d"+dialect.indexedBy(c.index), "d.message_id"
 		q.add("d.account_id = $1 AND "+c.cond, c.args...)
 	} else {
 		q.add("m.account_id = $1 AND "+c.cond, c.args...)
 	}
 	lp.idRange(&q, key)
-	return `SELECT count(*), ` + e.minKey("k") + ` FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
+	return `SELECT count(*), ` + dialect.minKey("k") + ` FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
 		fmt.Sprintf(` ORDER BY %s DESC LIMIT %d) p`, key, logProbeLimit), q.args
 }
 
@@ -362,15 +362,15 @@ func (lp *logPlan) idRange(q *logQuery, key string) {
 }
 
 // list is the page's query driven by candidate driver.
-func (lp *logPlan) list(driver int, e Engine) (string, []any) {
+func (lp *logPlan) list(driver int, dialect Dialect) (string, []any) {
 	f := lp.f
 	q := logQuery{args: []any{lp.account}}
 	d := lp.candidates[driver]
-	from, key := "messages m"+e.indexedBy(d.index), "m.id"
+	from, key := "messages m"+dialect.indexedBy(d.index), "m.id"
 	switch {
 	case d.table != "":
 		// CROSS JOIN keeps SQLite's join order: the driver outside.
-		from, key = d.table+" d"+e.indexedBy(d.index)+" CROSS JOIN messages m", "d.message_id"
+		from, key = d.table+" d"+dialect.indexedBy(d.index)+" CROSS JOIN messages m", "d.message_id"
 		q.add("d.account_id = $1 AND "+d.cond, d.args...)
 		q.add("m.id = d.message_id AND m.account_id = $1")
 	case d.cond != "":

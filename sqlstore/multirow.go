@@ -32,7 +32,7 @@ var statementTexts sync.Map // string → string
 func (s *Store) insertRows(ctx context.Context, tx *sql.Tx, ins multiInsert, rows []any, scan func(*sql.Rows) error) error {
 	for n := len(rows) / ins.width; n > 0; {
 		size := chunkSize(n)
-		query := ins.text(size, s.engine.AnonymousParams)
+		query := ins.text(size, s.dialect.Writes.AnonymousParams)
 		args := rows[:size*ins.width]
 		rows, n = rows[size*ins.width:], n-size
 		if scan == nil {
@@ -91,7 +91,7 @@ func (s *Store) queryIn(ctx context.Context, tx *sql.Tx, head string, args []any
 			all = append(all, values[min(i, n-1)])
 		}
 		values = values[n:]
-		query := head + "(" + params(len(args)+1, size, s.engine.AnonymousParams) + ")"
+		query := head + "(" + params(len(args)+1, size, s.dialect.Writes.AnonymousParams) + ")"
 		if err := s.eachRow(ctx, tx, query, all, scan); err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ const releaseClaims = `claim_node = NULL, claim_token = NULL, lease_until = NULL
 func (s *Store) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
 	var live int
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		now := s.engine.NowMicros
+		now := s.dialect.SQL.NowMicros
 		_, err := tx.ExecContext(ctx, `INSERT INTO nodes (id, hostname, started_at, heartbeat_at) VALUES ($1, $2, $3, `+now+`)
 			ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`, n.ID, n.Hostname, micros(n.StartedAt))
 		if err != nil {
@@ -42,12 +42,12 @@ func (s *Store) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
 func (s *Store) ReleaseLostClaims(ctx context.Context, staleAfter time.Duration) (int, error) {
 	var released int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+s.engine.NowMicros+` - $1`, staleAfter.Microseconds())
+		_, err := tx.ExecContext(ctx, `DELETE FROM nodes WHERE heartbeat_at < `+s.dialect.SQL.NowMicros+` - $1`, staleAfter.Microseconds())
 		if err != nil {
 			return s.wrap(err, "forget dead nodes")
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE recipients SET `+releaseClaims+`
-			WHERE claim_node IS NOT NULL AND (claim_node NOT IN (SELECT id FROM nodes) OR lease_until < `+s.engine.NowMicros+`)`)
+			WHERE claim_node IS NOT NULL AND (claim_node NOT IN (SELECT id FROM nodes) OR lease_until < `+s.dialect.SQL.NowMicros+`)`)
 		if err != nil {
 			return s.wrap(err, "release dead nodes' claims")
 		}

@@ -55,7 +55,7 @@ func checkRef(idOrName string) error {
 func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max int) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var n int
-		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.engine.LockRows, t.AccountID).Scan(new(string))
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.dialect.Locks.Rows, t.AccountID).Scan(new(string))
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", t.AccountID)
 		}
@@ -74,7 +74,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max in
 		t.CreatedAt, t.UpdatedAt = fromMicros(micros(t.CreatedAt)), fromMicros(micros(t.UpdatedAt))
 		_, err = tx.ExecContext(ctx, `INSERT INTO templates (id, account_id, name, version, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, t.ID, t.AccountID, t.Name, t.Version, micros(t.CreatedAt), micros(t.UpdatedAt))
-		if err != nil && s.engine.IsUniqueViolation(err) {
+		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has a template named %q.", t.Name)
 		}
 		if err != nil {
@@ -216,7 +216,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) 
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var id string
-		err := tx.QueryRowContext(ctx, `SELECT t.id FROM templates t WHERE `+byIDOrName(idOrName)+s.engine.LockRows,
+		err := tx.QueryRowContext(ctx, `SELECT t.id FROM templates t WHERE `+byIDOrName(idOrName)+s.dialect.Locks.Rows,
 			accountID, idOrName).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return templateNotFound(idOrName)

@@ -182,7 +182,7 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, c mailroom.WebhookCl
 				break
 			}
 			rows, err := s.txQuery(ctx, tx, `SELECT id, due_at FROM webhook_deliveries WHERE endpoint_id = $1 AND due_at <= $2
-				ORDER BY due_at LIMIT $3`+s.engine.SkipLocked, endpoint, micros(c.Now), n)
+				ORDER BY due_at LIMIT $3`+s.dialect.Locks.SkipLocked, endpoint, micros(c.Now), n)
 			if err != nil {
 				return s.wrap(err, "claim webhook deliveries")
 			}
@@ -410,7 +410,7 @@ func (s *Store) logStaleAttempt(ctx context.Context, tx *sql.Tx, d *mailroom.Web
 	if err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM webhook_endpoints WHERE id = $1`, d.EndpointID).Scan(&n); err != nil || n == 0 {
 		return s.wrap(err, "log webhook attempt")
 	}
-	_, err := s.txExec(ctx, tx, attemptInsert.text(1, s.engine.AnonymousParams), a.ID, d.AccountID, d.EndpointID, d.ID, a.EventID,
+	_, err := s.txExec(ctx, tx, attemptInsert.text(1, s.dialect.Writes.AnonymousParams), a.ID, d.AccountID, d.EndpointID, d.ID, a.EventID,
 		a.EventType, a.Attempt, string(a.Status), code, a.Error, a.Duration.Microseconds(), a.ResponseBody, micros(a.CreatedAt), nil)
 	return s.wrap(err, "log webhook attempt")
 }

@@ -45,7 +45,7 @@ func eventBit(typ string) int64 {
 // count one after the other.
 func (s *Store) CreateWebhook(ctx context.Context, e *mailroom.WebhookEndpoint, max int) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.engine.LockRows, e.AccountID).Scan(new(string))
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.dialect.Locks.Rows, e.AccountID).Scan(new(string))
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", e.AccountID)
 		}

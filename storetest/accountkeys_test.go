@@ -2,8 +2,6 @@ package storetest_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,8 +9,6 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
-	"github.com/mailroom/mailroom/postgres"
-	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/sqlstore"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -149,7 +145,7 @@ func TestAccountKeysKeepAccountsApart(t *testing.T) {
 // reopenable returns a function that opens a store over one database of
 // e each time it is called, each closed when the test ends.
 func reopenable(t *testing.T, e storetest.Engine) func() *sqlstore.Store {
-	open, _ := reopenableWithSQL(t, e)
+	open, _ := storetest.Reopenable(t, e)
 	return open
 }
 
@@ -257,7 +253,7 @@ func checkAccountSees(t *testing.T, s *sqlstore.Store, store int, acct *mailroom
 func TestAccountKeysAreNotReused(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := context.Background()
-		open, db := reopenableWithSQL(t, e)
+		open, db := storetest.Reopenable(t, e)
 		s1 := open()
 		a := storetest.NewAccount(t, s1, "acme")
 		at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -274,35 +270,4 @@ func TestAccountKeysAreNotReused(t *testing.T) {
 			t.Errorf("Message(%s) of the new account: %v, want %s", m.ID, err, mailroom.ECodeNotFound)
 		}
 	})
-}
-
-// reopenableWithSQL is reopenable, and a plain connection to the database.
-func reopenableWithSQL(t *testing.T, e storetest.Engine) (func() *sqlstore.Store, *sql.DB) {
-	ctx := context.Background()
-	var open func() (*sqlstore.Store, error)
-	var db *sql.DB
-	var err error
-	switch e.Name {
-	case "sqlite":
-		dir := t.TempDir()
-		open = func() (*sqlstore.Store, error) { return sqlite.Open(ctx, dir) }
-		db, err = sql.Open("sqlite", "file:"+filepath.Join(dir, sqlite.FileName)+"?_pragma=busy_timeout(10000)")
-	case "postgres":
-		url := storetest.NewPostgresDatabase(t)
-		open = func() (*sqlstore.Store, error) { return postgres.Open(ctx, url) }
-		db, err = sql.Open("pgx", url)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return func() *sqlstore.Store {
-		t.Helper()
-		s, err := open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}, db
 }

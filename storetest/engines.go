@@ -17,6 +17,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for admin statements
 
 	"github.com/mailroom/mailroom/postgres"
+	"github.com/mailroom/mailroom/require"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/sqlstore"
 )
@@ -37,15 +38,22 @@ type Engine struct {
 }
 
 // Each runs fn once per engine as a subtest. PostgreSQL is skipped, saying
-// why, when EnvDatabaseURL is not set.
+// why, when EnvDatabaseURL is not set (or fails, under MAILROOM_REQUIRE=postgres).
 func Each(t *testing.T, fn func(t *testing.T, e Engine)) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite) })
 	t.Run("postgres", func(t *testing.T) {
-		if os.Getenv(EnvDatabaseURL) == "" {
-			t.Skip("PostgreSQL skipped: set " + EnvDatabaseURL + " (CI does when PostgreSQL answers on 127.0.0.1:5432)")
-		}
+		RequirePostgres(t)
 		fn(t, Postgres)
 	})
+}
+
+// RequirePostgres skips the test, saying why, when EnvDatabaseURL is not
+// set; it fails it instead under MAILROOM_REQUIRE=postgres, as in CI.
+func RequirePostgres(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EnvDatabaseURL) == "" {
+		require.Missing(t, require.Postgres, "PostgreSQL skipped: set %s (CI does when PostgreSQL answers on 127.0.0.1:5432)", EnvDatabaseURL)
+	}
 }
 
 // SQLite is the embedded engine, a file in a temporary data directory.
@@ -80,10 +88,8 @@ var Postgres = Engine{
 // database is dropped when the test ends.
 func NewPostgresDatabase(t testing.TB) string {
 	t.Helper()
+	RequirePostgres(t)
 	admin := os.Getenv(EnvDatabaseURL)
-	if admin == "" {
-		t.Skip("PostgreSQL skipped: " + EnvDatabaseURL + " is not set")
-	}
 	name := "mailroom_test_" + strings.ToLower(rand.Text()[:12])
 	db, err := sql.Open("pgx", admin)
 	if err != nil {

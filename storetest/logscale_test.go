@@ -49,8 +49,8 @@ func TestLogScale(t *testing.T) {
 	}
 	for _, eng := range []string{"sqlite", "postgres"} {
 		t.Run(eng, func(t *testing.T) {
-			if eng == "postgres" && os.Getenv(storetest.EnvDatabaseURL) == "" {
-				t.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
+			if eng == "postgres" {
+				storetest.RequirePostgres(t)
 			}
 			if only := os.Getenv("MAILROOM_SCALE_ENGINE"); only != "" && only != eng {
 				t.Skip("MAILROOM_SCALE_ENGINE=" + only)

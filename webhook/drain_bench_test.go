@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,8 +26,8 @@ func BenchmarkDrainToOneEndpoint(b *testing.B) {
 	const perRound = 1000
 	for _, eng := range []storetest.Engine{storetest.SQLite, storetest.Postgres} {
 		b.Run(eng.Name, func(b *testing.B) {
-			if eng.Name == "postgres" && os.Getenv(storetest.EnvDatabaseURL) == "" {
-				b.Skip("PostgreSQL skipped: set " + storetest.EnvDatabaseURL)
+			if eng.Name == "postgres" {
+				storetest.RequirePostgres(b)
 			}
 			s := eng.Open(b)
 			acct := storetest.NewAccount(b, s, "bench")

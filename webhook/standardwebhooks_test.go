@@ -5,15 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/mailroom/mailroom/require"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -42,58 +40,32 @@ process.stdin.on("end", () => {
 });
 `
 
-var (
-	swOnce sync.Once
-	swDir  string
-	swErr  error
-)
+// standardWebhooksDir is where .ci/run installs the library with npm
+// (`npm install --prefix webhook/testdata/standardwebhooks
+// standardwebhooks@1.1.1`); MAILROOM_STANDARDWEBHOOKS names another such
+// folder. Tests do not install packages themselves.
+const standardWebhooksDir = "testdata/standardwebhooks"
 
-// requireStandardWebhooks installs the library into a temporary folder
-// once per test binary, or skips the test saying why it cannot.
+// requireStandardWebhooks returns the folder that holds the library in
+// node_modules, or skips the test saying how to install it (fails it,
+// under MAILROOM_REQUIRE=standardwebhooks).
 func requireStandardWebhooks(t *testing.T) string {
 	t.Helper()
-	swOnce.Do(func() {
-		for _, tool := range []string{"node", "npm"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				swErr = fmt.Errorf("%s is not installed", tool)
-				return
-			}
-		}
-		dir, err := os.MkdirTemp("", "mailroom-standardwebhooks-")
-		if err != nil {
-			swErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error", "standardwebhooks@1")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
-			swErr = fmt.Errorf("npm install standardwebhooks: %v: %s", err, lastLines(out))
-			return
-		}
-		swDir = dir
-	})
-	if swErr != nil {
-		t.Skipf("the Standard Webhooks library cannot be installed, so the cross-check is skipped (%v)", swErr)
+	dir := os.Getenv("MAILROOM_STANDARDWEBHOOKS")
+	if dir == "" {
+		dir = standardWebhooksDir
 	}
-	return swDir
-}
-
-// TestMain removes the library's folder once every test has run.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if swDir != "" {
-		os.RemoveAll(swDir)
+	if _, err := exec.LookPath("node"); err != nil {
+		require.Missing(t, require.StandardWebhooks, "node is not installed, so the Standard Webhooks cross-check cannot run (%v)", err)
 	}
-	os.Exit(code)
-}
-
-// lastLines is the end of npm's output, where it says what failed.
-func lastLines(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.Join(lines[max(0, len(lines)-3):], " / ")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "standardwebhooks", "package.json")); err != nil {
+		require.Missing(t, require.StandardWebhooks, "the Standard Webhooks library is not installed (%v): `npm install --prefix webhook/testdata/standardwebhooks standardwebhooks@1.1.1` (from the repository root) installs it, as .ci/run does", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 // standardWebhooksVerify runs the library on a request, and returns

@@ -34,7 +34,3 @@ CREATE TABLE events (
 );
 
 CREATE INDEX events_by_account ON events (account_id, id DESC);
-
--- +goose Down
-DROP TABLE events;
-DROP TABLE domains;

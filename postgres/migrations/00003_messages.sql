@@ -74,12 +74,3 @@ CREATE INDEX suppressions_by_account ON suppressions (account_id, created_at DES
 ALTER TABLE events ADD COLUMN message_id TEXT;
 ALTER TABLE events ADD COLUMN recipient TEXT;
 CREATE INDEX events_by_message ON events (message_id, id) WHERE message_id IS NOT NULL;
-
--- +goose Down
-DROP INDEX events_by_message;
-ALTER TABLE events DROP COLUMN recipient;
-ALTER TABLE events DROP COLUMN message_id;
-DROP TABLE suppressions;
-DROP TABLE recipients;
-DROP TABLE message_tags;
-DROP TABLE messages;

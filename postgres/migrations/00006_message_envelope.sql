@@ -20,6 +20,3 @@ UPDATE messages SET envelope = (
     FROM (SELECT messages.content::json AS c) AS parsed);
 
 ALTER TABLE messages ALTER COLUMN envelope SET NOT NULL;
-
--- +goose Down
-ALTER TABLE messages DROP COLUMN envelope;

@@ -4,6 +4,3 @@
 -- whatever the size of the log. Claiming due ones needs no index of its
 -- own: their recipients are due at scheduled_at in recipients_due.
 CREATE INDEX messages_scheduled ON messages (account_id, scheduled_at, id) WHERE status = 'scheduled';
-
--- +goose Down
-DROP INDEX messages_scheduled;

@@ -70,10 +70,3 @@ CREATE INDEX webhook_attempts_created ON webhook_attempts (created_at);
 -- message (domains', tests') by age.
 CREATE INDEX events_by_type ON events (account_id, type, id DESC);
 CREATE INDEX events_unattached ON events (created_at) WHERE message_id IS NULL;
-
--- +goose Down
-DROP INDEX events_unattached;
-DROP INDEX events_by_type;
-DROP TABLE webhook_attempts;
-DROP TABLE webhook_deliveries;
-DROP TABLE webhook_endpoints;

@@ -10,9 +10,3 @@
 -- probe in the process, with no lock to write.
 ALTER TABLE recipients DROP CONSTRAINT recipients_message_id_fkey;
 ALTER TABLE message_tags DROP CONSTRAINT message_tags_message_id_fkey;
-
--- +goose Down
-ALTER TABLE recipients ADD CONSTRAINT recipients_message_id_fkey
-    FOREIGN KEY (message_id) REFERENCES messages (id) ON DELETE CASCADE;
-ALTER TABLE message_tags ADD CONSTRAINT message_tags_message_id_fkey
-    FOREIGN KEY (message_id) REFERENCES messages (id) ON DELETE CASCADE;

@@ -80,10 +80,3 @@ CREATE INDEX recipients_by_address ON recipients (account_id, lower(address), me
 CREATE INDEX events_by_type ON events (account_id, type, id);
 CREATE INDEX events_by_message ON events (message_id, id) WHERE message_id IS NOT NULL;
 ANALYZE messages, recipients, message_tags, events;
-
--- +goose Down
--- +goose StatementBegin
-DO $$ BEGIN
-    RAISE EXCEPTION 'migration 00015 (compact message keys) cannot be undone: restore a backup taken before it';
-END $$;
--- +goose StatementEnd

@@ -82,10 +82,3 @@ DROP FUNCTION mailroom_account_key(bytea);
 DROP TABLE migration_account_keys;
 DROP FUNCTION mailroom_id_key(text);
 ANALYZE accounts, messages, recipients, message_tags, events;
-
--- +goose Down
--- +goose StatementBegin
-DO $$ BEGIN
-    RAISE EXCEPTION 'migration 00016 (integer account keys) cannot be undone: restore a backup taken before it';
-END $$;
--- +goose StatementEnd

@@ -19,7 +19,3 @@ CREATE TABLE api_keys (
 );
 
 CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at DESC, key_id DESC);
-
--- +goose Down
-DROP TABLE api_keys;
-DROP TABLE accounts;

@@ -23,13 +23,3 @@ CREATE INDEX recipients_by_claim_node ON recipients (claim_node) WHERE claim_nod
 -- flight leave it, so claims never read past them.
 DROP INDEX recipients_due;
 CREATE INDEX recipients_due ON recipients (due_at) WHERE due_at IS NOT NULL AND claim_token IS NULL;
-
--- +goose Down
-DROP INDEX recipients_due;
-CREATE INDEX recipients_due ON recipients (due_at) WHERE due_at IS NOT NULL;
-DROP INDEX recipients_by_claim_node;
-ALTER TABLE recipients DROP COLUMN unencrypted;
-ALTER TABLE recipients DROP COLUMN lease_until;
-ALTER TABLE recipients DROP COLUMN claim_token;
-ALTER TABLE recipients DROP COLUMN claim_node;
-DROP TABLE nodes;

@@ -4,7 +4,3 @@
 -- defaults apply, and a changed default reaches the account.
 ALTER TABLE accounts ADD COLUMN request_rate REAL;
 ALTER TABLE accounts ADD COLUMN request_burst INTEGER;
-
--- +goose Down
-ALTER TABLE accounts DROP COLUMN request_burst;
-ALTER TABLE accounts DROP COLUMN request_rate;

@@ -20,6 +20,3 @@ UPDATE messages SET envelope = json_patch('{}', json_object(
     'bcc',     json_extract(content, '$.bcc'),
     'replyTo', json_extract(content, '$.replyTo'),
     'tags',    json_extract(content, '$.tags')));
-
--- +goose Down
-ALTER TABLE messages DROP COLUMN envelope;

@@ -4,7 +4,3 @@
 -- lower(from_address), which only an index on that expression serves.
 CREATE INDEX messages_by_from_key ON messages (account_id, lower(from_address), id DESC);
 DROP INDEX messages_by_from;
-
--- +goose Down
-CREATE INDEX messages_by_from ON messages (account_id, from_address, id DESC);
-DROP INDEX messages_by_from_key;

@@ -42,11 +42,3 @@ ALTER TABLE messages ADD COLUMN template_id TEXT;
 ALTER TABLE messages ADD COLUMN template_name TEXT;
 CREATE INDEX messages_by_template ON messages (account_id, template_id, id DESC) WHERE template_id IS NOT NULL;
 CREATE INDEX messages_by_template_name ON messages (account_id, template_name, id DESC) WHERE template_name IS NOT NULL;
-
--- +goose Down
-DROP INDEX messages_by_template_name;
-DROP INDEX messages_by_template;
-ALTER TABLE messages DROP COLUMN template_name;
-ALTER TABLE messages DROP COLUMN template_id;
-DROP TABLE template_versions;
-DROP TABLE templates;

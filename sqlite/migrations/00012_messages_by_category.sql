@@ -4,6 +4,3 @@
 -- transactional ones) read every message to fill a page. With this index
 -- it can drive the query like the other filters (issue 17).
 CREATE INDEX messages_by_category ON messages (account_id, category, id DESC);
-
--- +goose Down
-DROP INDEX messages_by_category;

@@ -4,6 +4,3 @@
 -- the millisecond it was created (DeleteExpiredMessages). One index entry
 -- fewer for every accept to write and every message to keep (issue 17).
 DROP INDEX messages_by_created;
-
--- +goose Down
-CREATE INDEX messages_by_created ON messages (created_at);

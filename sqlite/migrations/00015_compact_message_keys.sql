@@ -129,6 +129,3 @@ CREATE INDEX recipients_by_claim_node ON recipients (claim_node) WHERE claim_nod
 CREATE INDEX events_by_type ON events (account_id, type, id);
 CREATE INDEX events_by_message ON events (message_id, id) WHERE message_id IS NOT NULL;
 CREATE INDEX events_unattached ON events (created_at) WHERE message_id IS NULL;
-
--- +goose Down
-SELECT 'migration 00015 (compact message keys) cannot be undone: restore a backup taken before it' FROM no_such_table;
