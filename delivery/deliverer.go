@@ -1,8 +1,10 @@
 // Package delivery is the delivery runtime (docs/design.md): it claims due
 // recipients from storage, composes and signs each message once, hands the
 // deliveries to the Transport, and records every outcome with its event.
-// The policies it applies (retry delays, outcome classification, the
-// envelope sender) live in the root package.
+// The policies it applies (retry delays, outcome classification) live in
+// the root package; the envelope sender is made by package inbound's
+// return-path tokens (mailroom.EnvelopeSenders), the domain's key read
+// through package domain (mailroom.SendingDomains).
 package delivery
 
 import (
