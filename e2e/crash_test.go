@@ -29,6 +29,7 @@ func TestKillNineLosesNothing(t *testing.T) {
 		// Senders run until the kill; each remembers what got a 200.
 		f := startFlood(t, node.base, node, key)
 		if !poll.Within(60*time.Second, func() bool { return f.count() >= 300 && len(w.mx.Messages()) >= 100 }) {
+			f.end()
 			t.Fatalf("the flood did not get going: %d accepted, %d received", f.count(), len(w.mx.Messages()))
 		}
 		node.stop(syscall.SIGKILL)

@@ -207,8 +207,11 @@ func TestKillNineOneOfTwoNodes(t *testing.T) {
 
 	// Node a alone takes the backlog; node b joins once a holds claims.
 	f := startFlood(t, a.base, a, key)
-	poll.Until(t, 60*time.Second, "300 sends accepted", func() bool { return f.count() >= 300 })
+	going := poll.Within(60*time.Second, func() bool { return f.count() >= 300 })
 	f.end()
+	if !going {
+		t.Fatalf("the flood did not get going: %d accepted", f.count())
+	}
 	db := adminDB(t, dbURL)
 	held := func() int {
 		var n int
