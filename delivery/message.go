@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/storageretry"
 )
 
 // deliverMessage delivers one claimed message: signed once, then one
@@ -164,37 +165,20 @@ func (w *work) handBack(group []*mailroom.QueuedRecipient) {
 	}
 }
 
-// persist runs a write, trying again while storage is unavailable: an
-// outcome or a hand-back that is lost leaves the recipients claimed by this
-// node until its lease ends, and an outcome lost means the mail is sent
-// again. While the node runs it tries until storage answers (holding the
-// message's slot); once it drains, for persistTimeout more at most.
+// persist runs a write through storageretry, which waits out a storage
+// outage: an outcome or a hand-back that is lost leaves the recipients
+// claimed by this node until its lease ends, and an outcome lost means the
+// mail is sent again. While the node runs it tries until storage answers
+// (holding the message's slot); once it drains, for a bounded time more.
+// Each try's answer also says whether storage is down, which stops new
+// exchanges (mayStart) whose outcomes could not be recorded.
 func (w *work) persist(write func(ctx context.Context) error) error {
-	var giveUp time.Time
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.exchanges), persistTimeout)
+	return storageretry.Write(w.stop, func(ctx context.Context) error {
 		err := write(ctx)
-		cancel()
-		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
-			w.d.storageDown.Store(false)
-			return err
-		}
-		w.d.storageDown.Store(true)
-		if w.stop.Err() != nil {
-			if giveUp.IsZero() {
-				giveUp = time.Now().Add(persistTimeout)
-			}
-			if time.Now().Add(wait).After(giveUp) {
-				return err
-			}
-		}
-		time.Sleep(wait) // backing off from a storage outage, not synchronising
-	}
+		w.d.storageDown.Store(mailroom.IsCode(err, mailroom.ECodeUnavailable))
+		return err
+	})
 }
-
-// persistTimeout bounds one write of the delivery runtime, and how long a
-// draining node keeps trying one while storage is unavailable.
-const persistTimeout = 30 * time.Second
 
 // unsendable is the outcome for recipients whose message could not be
 // prepared: its sending domain was removed before the first attempt

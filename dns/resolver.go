@@ -17,6 +17,8 @@ import (
 	"time"
 
 	mdns "github.com/miekg/dns"
+
+	"github.com/mailroom/mailroom/positive"
 )
 
 // DefaultTimeout bounds one query when Resolver.Timeout is zero.
@@ -190,10 +192,7 @@ func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16) ([]mdn
 	if name == "" || name == "." {
 		return nil, notFound(name, server)
 	}
-	timeout := r.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := positive.Or(r.Timeout, DefaultTimeout)
 
 	q := new(mdns.Msg)
 	q.SetQuestion(mdns.Fqdn(name), qtype)

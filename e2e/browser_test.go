@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,7 @@ type browser struct {
 	dir    string          // where screenshots go
 	prefix string          // screenshot file names start with it
 	shots  int
+	clocks int    // waitPageClock's markers so far
 	at     string // the step the test is at, for failure messages
 
 	mu       sync.Mutex
@@ -98,7 +100,11 @@ func (e consoleEntry) String() string {
 // frameState is what a frame (the top one or an iframe) last showed.
 type frameState struct {
 	url    string
-	loaded bool // it stopped loading since it navigated there
+	loader cdp.LoaderID // the document's, to tell its lifecycle events from an earlier one's
+	loaded bool         // it stopped loading since it navigated there
+	// idle is Chromium's networkIdle for this document: nothing of the
+	// frame in flight for 500 ms since it loaded.
+	idle bool
 }
 
 // allowance marks errors as expected while a step that provokes them runs.
@@ -238,6 +244,7 @@ func (b *browser) onEvent(ev any) {
 	var problem *consoleEntry
 	var frameNav *page.EventFrameNavigated
 	var frameLoaded cdp.FrameID
+	var frameIdle *page.EventLifecycleEvent
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		if ev.Request != nil {
@@ -254,6 +261,10 @@ func (b *browser) onEvent(ev any) {
 		}
 	case *page.EventFrameStoppedLoading:
 		frameLoaded = ev.FrameID
+	case *page.EventLifecycleEvent:
+		if ev.Name == "networkIdle" {
+			frameIdle = ev
+		}
 	case *target.EventAttachedToTarget:
 		// An out-of-process frame or worker: what it fetches and logs goes
 		// to a session of its own, which this record does not see. Say
@@ -290,17 +301,22 @@ func (b *browser) onEvent(ev any) {
 	default:
 		return
 	}
-	if req == "" && nav == "" && problem == nil && frameNav == nil && frameLoaded == "" {
+	if req == "" && nav == "" && problem == nil && frameNav == nil && frameLoaded == "" && frameIdle == nil {
 		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if frameNav != nil {
-		b.frames[frameNav.Frame.ID] = &frameState{url: frameNav.Frame.URL}
+		b.frames[frameNav.Frame.ID] = &frameState{url: frameNav.Frame.URL, loader: frameNav.Frame.LoaderID}
 	}
 	if frameLoaded != "" {
 		if f := b.frames[frameLoaded]; f != nil {
 			f.loaded = true
+		}
+	}
+	if frameIdle != nil {
+		if f := b.frames[frameIdle.FrameID]; f != nil && f.loader == frameIdle.LoaderID {
+			f.idle = true
 		}
 	}
 	if req != "" {
@@ -450,7 +466,13 @@ func (b *browser) OffOrigin() []string {
 // the test after waitTimeout.
 func (b *browser) waitRecorded(what string, cond func() bool) {
 	b.t.Helper()
-	deadline := time.After(waitTimeout)
+	b.waitRecordedWithin(waitTimeout, what, cond)
+}
+
+// waitRecordedWithin is waitRecorded with a time of its own.
+func (b *browser) waitRecordedWithin(within time.Duration, what string, cond func() bool) {
+	b.t.Helper()
+	deadline := time.After(within)
 	for {
 		b.mu.Lock()
 		changed := b.changed
@@ -461,7 +483,7 @@ func (b *browser) waitRecorded(what string, cond func() bool) {
 		select {
 		case <-changed:
 		case <-deadline:
-			b.fatalf("waited %v for %s", waitTimeout, what)
+			b.fatalf("waited %v for %s", within, what)
 		}
 	}
 }
@@ -758,21 +780,8 @@ func frameEval[T any](b *browser, sel, expr string) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
 	defer cancel()
-	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(sel)))
-	if err != nil || len(nodes) == 0 {
-		b.fatalf("finding the iframe %s: %v", sel, err)
-	}
-	res, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{NodeID: nodes[0].NodeID})
-	if err != nil || res.Node == nil || res.Node.FrameID == "" {
-		b.fatalf("%s is not a frame: %v", sel, err)
-	}
-	id := res.Node.FrameID
-	b.waitRecorded("the frame "+sel+" to load its document", func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		f := b.frames[id]
-		return f != nil && f.loaded && f.url != "" && f.url != "about:blank"
-	})
+	id := b.frameID(sel)
+	b.waitFrame(sel, id, "load its document", func(f *frameState) bool { return f.loaded })
 	world, err := chromedp.Call(ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: id, WorldName: "e2e"})
 	if err != nil {
 		b.fatalf("reading the frame %s: %v", sel, err)
@@ -787,6 +796,61 @@ func frameEval[T any](b *browser, sel, expr string) T {
 		b.fatalf("evaluating %s in the frame %s: %s: %v", clip(expr, 200), sel, r.Result.Value, err)
 	}
 	return v
+}
+
+// frameID is the frame of the iframe that the CSS selector matches.
+func (b *browser) frameID(sel string) cdp.FrameID {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancel()
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(sel)))
+	if err != nil || len(nodes) == 0 {
+		b.fatalf("finding the iframe %s: %v", sel, err)
+	}
+	res, err := chromedp.Call(ctx, dom.DescribeNode, dom.DescribeNodeParams{NodeID: nodes[0].NodeID})
+	if err != nil || res.Node == nil || res.Node.FrameID == "" {
+		b.fatalf("%s is not a frame: %v", sel, err)
+	}
+	return res.Node.FrameID
+}
+
+// waitFrame waits until frame id (of the iframe sel) shows a document
+// other than about:blank of which cond holds.
+func (b *browser) waitFrame(sel string, id cdp.FrameID, what string, cond func(*frameState) bool) {
+	b.t.Helper()
+	b.waitRecorded("the frame "+sel+" to "+what, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		f := b.frames[id]
+		return f != nil && f.url != "" && f.url != "about:blank" && cond(f)
+	})
+}
+
+// waitFrameIdle waits until the document in the iframe sel has loaded
+// and gone network-idle (Chromium's networkIdle: nothing of the frame in
+// flight for 500 ms): whatever the document fetches by itself, during its
+// load or after it (a prefetch), has then been asked for and recorded, so
+// that a check that it asked for nothing more is not made too early.
+func (b *browser) waitFrameIdle(sel string) {
+	b.t.Helper()
+	b.waitFrame(sel, b.frameID(sel), "go network-idle", func(f *frameState) bool { return f.loaded && f.idle })
+}
+
+// waitPageClock waits until d has passed on the page's own clock: a timer
+// set in the page now for d has fired, and the request it then makes is
+// recorded. A timer the page set earlier, for no longer, has fired by
+// then (a page's timers run in the order they are due), and what it asked
+// for is recorded ahead of that request (the record keeps the page's
+// order): a check that the page did nothing in that time is then not made
+// too early, however slow the machine.
+func (b *browser) waitPageClock(d time.Duration) {
+	b.t.Helper()
+	b.clocks++
+	marker := fmt.Sprintf("%s/assets/icon.svg?e2e-clock=%d", b.s.base, b.clocks)
+	evalJS[int](b, fmt.Sprintf(`(setTimeout(() => fetch(%s, {cache: "no-store"}), %d), 1)`, jsString(marker), d.Milliseconds()))
+	b.waitRecordedWithin(d+waitTimeout, fmt.Sprintf("%v to pass on the page's clock", d), func() bool {
+		return slices.Contains(b.Requests(), marker)
+	})
 }
 
 // count returns how many elements match the CSS selector.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/client"
+	"github.com/mailroom/mailroom/poll"
 )
 
 // The Go client (module github.com/mailroom/mailroom/client) against the
@@ -151,7 +152,7 @@ func wantCode(t *testing.T, what string, err error, status int, code string) *cl
 func waitStatus(t *testing.T, c *client.Client, id string, want client.MessageStatus) *client.Message {
 	t.Helper()
 	var m *client.Message
-	pollUntil(t, 30*time.Second, fmt.Sprintf("message %s %s", id, want), func() bool {
+	poll.Until(t, 30*time.Second, fmt.Sprintf("message %s %s", id, want), func() bool {
 		var err error
 		m, err = c.GetMessage(t.Context(), id)
 		if err != nil {
@@ -559,7 +560,7 @@ func TestClientEveryMethod(t *testing.T) {
 			t.Errorf("the test event does not verify: %v", err)
 		}
 		var attempts []client.WebhookAttempt
-		pollUntil(t, 10*time.Second, "the delivery is logged", func() bool {
+		poll.Until(t, 10*time.Second, "the delivery is logged", func() bool {
 			attempts = must[*client.List[client.WebhookAttempt]](t, "ListWebhookDeliveries")(c.ListWebhookDeliveries(ctx, wh.ID, &client.DeliveryListOptions{EventID: ev.ID})).Data
 			return len(attempts) > 0
 		})
@@ -580,7 +581,7 @@ func TestClientEveryMethod(t *testing.T) {
 		if rp.EventID != ev.ID || !slices.Equal(rp.Endpoints, []string{wh.ID}) {
 			t.Errorf("ReplayEvent: %+v", rp)
 		}
-		pollUntil(t, 30*time.Second, "the replay arrives", func() bool { return len(h.requests("/hooks")) > before })
+		poll.Until(t, 30*time.Second, "the replay arrives", func() bool { return len(h.requests("/hooks")) > before })
 		replayed := h.requests("/hooks")[before]
 		if replayed.ID != ev.ID || len(strings.Fields(replayed.Signature)) != 2 {
 			t.Errorf("the replay: id %s, signature %q", replayed.ID, replayed.Signature)
@@ -691,7 +692,7 @@ func TestClientWaitsOutARateLimit(t *testing.T) {
 	// client that does not retry.
 	probe := newAPIClient(s, s.devKey, nil, client.WithMaxRetries(0))
 	var limited *client.Error
-	pollUntil(t, 15*time.Second, "a 429 once the node applies 1 request/s", func() bool {
+	poll.Until(t, 15*time.Second, "a 429 once the node applies 1 request/s", func() bool {
 		_, err := probe.CurrentAPIKey(ctx)
 		return errors.As(err, &limited) && limited.Code == client.CodeRateLimited
 	})
@@ -785,7 +786,7 @@ func TestClientRetriesThroughAStorageOutage(t *testing.T) {
 			Subject: "Sent through an outage", Text: "Once"})
 		done <- outcome{res, err}
 	}()
-	pollUntil(t, 30*time.Second, "the send answered 503 twice with storage cut off", func() bool {
+	poll.Until(t, 30*time.Second, "the send answered 503 twice with storage cut off", func() bool {
 		return countStatus(rec.to("POST", "/v1/send"), 503) >= 2
 	})
 	select {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -27,8 +28,9 @@ func TestKillNineLosesNothing(t *testing.T) {
 
 		// Senders run until the kill; each remembers what got a 200.
 		f := startFlood(t, node.base, node, key)
-		for f.count() < 300 || len(w.mx.Messages()) < 100 {
-			time.Sleep(5 * time.Millisecond)
+		if !poll.Within(60*time.Second, func() bool { return f.count() >= 300 && len(w.mx.Messages()) >= 100 }) {
+			f.end()
+			t.Fatalf("the flood did not get going: %d accepted, %d received", f.count(), len(w.mx.Messages()))
 		}
 		node.stop(syscall.SIGKILL)
 		received := len(w.mx.Messages())

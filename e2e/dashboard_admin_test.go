@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -61,16 +62,11 @@ func (r *adminReceiver) requests() []adminHook {
 // waitFor waits until the receiver holds n requests and returns them.
 func (r *adminReceiver) waitFor(t *testing.T, n int) []adminHook {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		if got := r.requests(); len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got %d requests in %v, want %d", len(r.requests()), waitTimeout, n)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got []adminHook
+	if !poll.Within(waitTimeout, func() bool { got = r.requests(); return len(got) >= n }) {
+		t.Fatalf("the receiver got %d requests in %v, want %d", len(got), waitTimeout, n)
 	}
+	return got
 }
 
 // verify checks h's signature with secret, as a Standard Webhooks consumer does.

@@ -61,8 +61,9 @@ func TestDashboardLogFailures(t *testing.T) {
 	if got := b.text(".log-list .alert-error"); !strings.Contains(got, "400 validation_error") {
 		b.errorf("the refused filter's error says %q, want the service's 400 validation_error", got)
 	}
-	// Two refresh periods: a page that retried would ask again.
-	time.Sleep(6 * time.Second)
+	// Longer than a refresh period (5 s), on the page's clock: a page
+	// that retried would have asked again by then.
+	b.waitPageClock(6 * time.Second)
 	if n := logLoads("notanemail"); n != 1 {
 		b.errorf("the refused filter was requested %d times in 6 s, want once", n)
 	}

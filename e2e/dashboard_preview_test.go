@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -95,7 +94,7 @@ func TestDashboardMessagePreviewReferences(t *testing.T) {
 
 	b.step("remote images blocked")
 	check("remote images blocked")
-	time.Sleep(500 * time.Millisecond)
+	b.waitFrameIdle("iframe#html-preview")
 	if got := fromMail(); len(got) != 0 {
 		b.errorf("with remote images blocked, the preview requested %q", got)
 	}
@@ -107,7 +106,9 @@ func TestDashboardMessagePreviewReferences(t *testing.T) {
 		return slices.Contains(b.Requests(), "https://img.invalid/remote.png")
 	})
 	check("remote images loaded")
-	time.Sleep(time.Second) // what is not an image (a prefetch) may go out after the images
+	// What is not an image (a prefetch) may go out after the images, but
+	// not after the frame has gone network-idle.
+	b.waitFrameIdle("iframe#html-preview")
 	var others []string
 	for _, u := range fromMail() {
 		if !slices.Contains([]string{"https://img.invalid/remote.png", "https://img.invalid/srcset.png", "https://img.invalid/background.png"}, u) {

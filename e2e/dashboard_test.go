@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 )
 
 // mainNav is the dashboard's main navigation (docs/api.md "Dashboard").
@@ -40,16 +41,11 @@ func TestDashboard(t *testing.T) {
 	}
 	id := r.Str("messageId")
 	var msg map[string]any
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	if !poll.Within(20*time.Second, func() bool {
 		msg = s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: s.devKey}).Map()
-		if msg["status"] == "delivered" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the message was not captured: %v", msg)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return msg["status"] == "delivered"
+	}) {
+		t.Fatalf("the message was not captured: %v", msg)
 	}
 	var eventTypes []string // the timeline, as the API has it
 	events, _ := msg["events"].([]any)

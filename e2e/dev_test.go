@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 )
 
 // A newcomer runs `mailroom serve --dev`, pastes the printed curl line and
@@ -64,13 +65,9 @@ func TestDevQuickstart(t *testing.T) {
 		t.Fatalf("send in --dev: %d %s", r.Status, r.Body)
 	}
 	id := r.Str("messageId")
-	deadline := time.Now().Add(20 * time.Second)
-	for s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: s.devKey}).Str("status") != "delivered" {
-		if time.Now().After(deadline) {
-			t.Fatal("the dev message was not captured")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, "the dev message captured", func() bool {
+		return s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: s.devKey}).Str("status") == "delivered"
+	})
 	if raw := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id + "/raw", Key: s.devKey}); !strings.HasPrefix(string(raw.Body), "DKIM-Signature:") {
 		t.Fatalf("the captured message is not signed: %.80s", raw.Body)
 	}

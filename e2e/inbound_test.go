@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -18,7 +19,7 @@ var inboundLine = regexp.MustCompile(`inbound SMTP listening.*?addr"?[=:]"?([0-9
 func (s *server) inboundAddr(t *testing.T) string {
 	t.Helper()
 	var addr string
-	pollUntil(t, 10*time.Second, "the inbound listener is up", func() bool {
+	poll.Until(t, 10*time.Second, "the inbound listener is up", func() bool {
 		m := inboundLine.FindStringSubmatch(s.Stderr())
 		if m != nil {
 			addr = strings.Trim(m[1], `"`)
@@ -112,7 +113,7 @@ func TestLateBouncesThroughTheInboundMX(t *testing.T) {
 		}
 		status := func() string {
 			var rs []string
-			pollUntil(t, 10*time.Second, "the log answers", func() bool {
+			poll.Until(t, 10*time.Second, "the log answers", func() bool {
 				m := c.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key}).Map()
 				rec, ok := m["recipients"].([]any)
 				if !ok || len(rec) == 0 {
@@ -123,7 +124,7 @@ func TestLateBouncesThroughTheInboundMX(t *testing.T) {
 			})
 			return rs[0]
 		}
-		pollUntil(t, 30*time.Second, "delivered", func() bool { return status() == "delivered" })
+		poll.Until(t, 30*time.Second, "delivered", func() bool { return status() == "delivered" })
 
 		// Refused at RCPT: another domain, and the sending domain itself.
 		for _, rcpt := range []string{"x@bounces.other.example", "ann@shop.example"} {
@@ -161,7 +162,7 @@ func TestLateBouncesThroughTheInboundMX(t *testing.T) {
 		if err := deliverReport(mx, verp, postfixDSN("ann@example.net", "5.1.1", "failed", "550 5.1.1 <ann@example.net>: Recipient address rejected: User unknown")); err != nil {
 			t.Fatal(err)
 		}
-		pollUntil(t, 10*time.Second, "the recipient turns bounced", func() bool { return status() == "bounced" })
+		poll.Until(t, 10*time.Second, "the recipient turns bounced", func() bool { return status() == "bounced" })
 		if r := c.Do(apitest.Request{Method: "GET", Path: "/v1/suppressions/ann@example.net", Key: key}); r.Status != 200 || r.Str("reason") != "hard_bounce" {
 			t.Fatalf("suppression: %d %s", r.Status, r.Body)
 		}

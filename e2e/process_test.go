@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 )
 
 // server is a running `mailroom serve` process.
@@ -70,22 +71,17 @@ func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	go func() { s.exited <- s.cmd.Wait() }()
 	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
 
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		s.mu.Lock()
-		up := s.base != ""
-		s.mu.Unlock()
-		if up {
-			break
-		}
+	if !poll.Within(60*time.Second, func() bool {
 		select {
 		case err := <-s.exited:
 			t.Fatalf("mailroom serve exited early: %v\nstdout:\n%s\nstderr:\n%s", err, s.Stdout(), s.Stderr())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailroom serve did not start\nstdout:\n%s\nstderr:\n%s", s.Stdout(), s.Stderr())
-		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.base != ""
+	}) {
+		t.Fatalf("mailroom serve did not start\nstdout:\n%s\nstderr:\n%s", s.Stdout(), s.Stderr())
 	}
 	s.client = apitest.New(t, s.base, s.roots())
 	return s
@@ -159,12 +155,8 @@ func (s *server) metrics(t *testing.T) string {
 	// the banner on stdout may be read before the log line that came ahead
 	// of it.
 	var m []string
-	deadline := time.Now().Add(10 * time.Second)
-	for m = metricsLine.FindStringSubmatch(s.Stderr()); m == nil; m = metricsLine.FindStringSubmatch(s.Stderr()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no metrics address in the log:\n%s", s.Stderr())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(10*time.Second, func() bool { m = metricsLine.FindStringSubmatch(s.Stderr()); return m != nil }) {
+		t.Fatalf("no metrics address in the log:\n%s", s.Stderr())
 	}
 	addr := m[1] + m[2]
 	resp, err := http.Get("http://" + addr + "/metrics")

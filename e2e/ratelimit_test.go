@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -61,17 +62,14 @@ func TestRateLimitUpdateWhileServing(t *testing.T) {
 		cli(t, work, nil, append([]string{"accounts", "update", "acme", "--rate", "2"}, storage...)...)
 
 		// The running node applies it within 10 s.
-		for {
-			r := list(acme)
-			if r.Header.Get("RateLimit-Limit") == "5" {
-				t.Logf("applied %v after the update", time.Since(updated).Round(time.Millisecond))
-				break
-			}
-			if time.Since(updated) > 10*time.Second {
-				t.Fatalf("10 s after accounts update the node still says RateLimit-Limit %q", r.Header.Get("RateLimit-Limit"))
-			}
-			time.Sleep(100 * time.Millisecond)
+		var r *apitest.Response
+		if !poll.Within(time.Until(updated.Add(10*time.Second)), func() bool {
+			r = list(acme)
+			return r.Header.Get("RateLimit-Limit") == "5"
+		}) {
+			t.Fatalf("10 s after accounts update the node still says RateLimit-Limit %q", r.Header.Get("RateLimit-Limit"))
 		}
+		t.Logf("applied %v after the update", time.Since(updated).Round(time.Millisecond))
 
 		// At most 5 at once, then 2 a second: a quick run of requests hits
 		// the limit.
@@ -120,14 +118,16 @@ func TestRateLimitAcrossTwoNodes(t *testing.T) {
 	}
 	// Each node learns of the other from the heartbeats; watch the metrics,
 	// not the API, so the buckets stay full.
-	deadline := time.Now().Add(30 * time.Second)
-	for _, s := range []*server{a, b} {
-		for !strings.Contains(s.metrics(t), "\nmailroom_rate_limit_nodes 2\n") {
-			if time.Now().After(deadline) {
-				t.Fatalf("a node never counted two nodes:\n%s", grepLines(s.metrics(t), "mailroom_rate_limit"))
+	var page string
+	if !poll.Within(30*time.Second, func() bool {
+		for _, s := range []*server{a, b} {
+			if page = s.metrics(t); !strings.Contains(page, "\nmailroom_rate_limit_nodes 2\n") {
+				return false
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
+		return true
+	}) {
+		t.Fatalf("a node never counted two nodes:\n%s", grepLines(page, "mailroom_rate_limit"))
 	}
 
 	list := apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: acme}

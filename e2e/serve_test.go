@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 	"github.com/mailroom/mailroom/tlscert"
 )
@@ -107,13 +108,13 @@ func TestGracefulShutdown(t *testing.T) {
 		go func() { _, _ = pw.Write([]byte(body[:len(body)/2])) }()
 		t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // frees the client if the test fails first
 	}
-	pollUntil(t, 30*time.Second, "the half-sent requests in flight", func() bool {
+	poll.Until(t, 30*time.Second, "the half-sent requests in flight", func() bool {
 		return strings.Contains(s.metrics(t), fmt.Sprintf("mailroom_http_requests_in_flight %d", inFlight))
 	})
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, 30*time.Second, "the node to begin its drain", func() bool {
+	poll.Until(t, 30*time.Second, "the node to begin its drain", func() bool {
 		return strings.Contains(s.Stderr(), "shutting down")
 	})
 	// A new connection is refused while the drain goes on.

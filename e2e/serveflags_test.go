@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mailroom/mailroom/poll"
 )
 
 // `serve --dev` without --listen listens on 127.0.0.1:8443 only: its
@@ -109,12 +111,8 @@ func TestHostnameWarning(t *testing.T) {
 		work := t.TempDir()
 		s := startServer(t, filepath.Join(work, "data"), "--hostname", tc.hostname)
 		// The warning comes before the "listening" line, on the same log.
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(s.Stderr(), `"msg":"listening"`) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no listening line in the log:\n%s", s.Stderr())
-			}
-			time.Sleep(10 * time.Millisecond)
+		if !poll.Within(20*time.Second, func() bool { return strings.Contains(s.Stderr(), `"msg":"listening"`) }) {
+			t.Fatalf("no listening line in the log:\n%s", s.Stderr())
 		}
 		log := s.Stderr()
 		if got := strings.Contains(log, warning); got != tc.warns {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -94,22 +94,18 @@ func (f *flood) end() { close(f.stop); f.wg.Wait() }
 // waitAllArrived polls until every accepted message reached the receiver.
 func (w *world) waitAllArrived(t *testing.T, accepted map[string]bool, within time.Duration, after string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	missing := 0
+	if !poll.Within(within, func() bool {
 		got := w.receivedByMessageID()
-		missing := 0
+		missing = 0
 		for id := range accepted {
 			if got[messageIDHeader(id)] == 0 {
 				missing++
 			}
 		}
-		if missing == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d accepted messages did not arrive within %v %s", missing, len(accepted), within, after)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return missing == 0
+	}) {
+		t.Fatalf("%d of %d accepted messages did not arrive within %v %s", missing, len(accepted), within, after)
 	}
 }
 
@@ -157,12 +153,8 @@ func TestSIGTERMDrains(t *testing.T) {
 		node, key, restart := w.startAcmeNode(t, eng)
 
 		f := startFlood(t, node.base, node, key)
-		deadline := time.Now().Add(60 * time.Second)
-		for f.count() < 200 || len(w.mx.Messages()) < 10 {
-			if time.Now().After(deadline) {
-				t.Fatalf("the flood did not get going: %d accepted, %d received", f.count(), len(w.mx.Messages()))
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !poll.Within(60*time.Second, func() bool { return f.count() >= 200 && len(w.mx.Messages()) >= 10 }) {
+			t.Fatalf("the flood did not get going: %d accepted, %d received", f.count(), len(w.mx.Messages()))
 		}
 		atSignal := len(w.mx.Messages())
 		err := node.stop(syscall.SIGTERM)
@@ -215,10 +207,11 @@ func TestKillNineOneOfTwoNodes(t *testing.T) {
 
 	// Node a alone takes the backlog; node b joins once a holds claims.
 	f := startFlood(t, a.base, a, key)
-	for f.count() < 300 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	going := poll.Within(60*time.Second, func() bool { return f.count() >= 300 })
 	f.end()
+	if !going {
+		t.Fatalf("the flood did not get going: %d accepted", f.count())
+	}
 	db := adminDB(t, dbURL)
 	held := func() int {
 		var n int
@@ -227,14 +220,14 @@ func TestKillNineOneOfTwoNodes(t *testing.T) {
 		}
 		return n
 	}
-	pollUntil(t, 30*time.Second, "node a holds claims", func() bool { return held() > 0 })
+	poll.Until(t, 30*time.Second, "node a holds claims", func() bool { return held() > 0 })
 	b := startServer(t, filepath.Join(work, "b"), args...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("node b's log:\n%s", lastLines(b.Stderr(), 40))
 		}
 	})
-	pollUntil(t, 30*time.Second, "node a holds claims with b running", func() bool { return held() > 0 })
+	poll.Until(t, 30*time.Second, "node a holds claims with b running", func() bool { return held() > 0 })
 	receivedAtKill := len(w.mx.Messages())
 	a.stop(syscall.SIGKILL)
 	killed := time.Now()
@@ -308,13 +301,13 @@ func TestPostgresCutOff(t *testing.T) {
 
 	cut(true)
 	var id string
-	pollUntil(t, 30*time.Second, "a send accepted after the database came back", func() bool {
+	poll.Until(t, 30*time.Second, "a send accepted after the database came back", func() bool {
 		var status int
 		status, id = trySend(c, key, 100)
 		return status == 200
 	})
 	accepted[id] = true
-	pollUntil(t, 10*time.Second, "readyz 200 after the database came back", func() bool {
+	poll.Until(t, 10*time.Second, "readyz 200 after the database came back", func() bool {
 		return c.Do(apitest.Request{Method: "GET", Path: "/readyz"}).Status == 200
 	})
 	w.waitAllArrived(t, accepted, 60*time.Second, "of the database's return")
@@ -331,7 +324,7 @@ func TestPostgresCutOff(t *testing.T) {
 			Detail map[string]any `json:"detail"`
 		} `json:"events"`
 	}
-	pollUntil(t, 30*time.Second, "the last send recorded delivered", func() bool {
+	poll.Until(t, 30*time.Second, "the last send recorded delivered", func() bool {
 		r := c.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key})
 		_ = json.Unmarshal(r.Body, &msg)
 		return len(msg.Recipients) == 1 && msg.Recipients[0].Status == "delivered"
@@ -354,20 +347,6 @@ func adminDB(t *testing.T, dbURL string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// pollUntil polls cond until it holds, failing the test after within.
-func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("not within %v: %s", within, what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // lastLines is the end of a log, for failure messages.
@@ -413,7 +392,7 @@ func TestNodeCutOffFromStorage(t *testing.T) {
 	w.verifyDomain(t, a.client, key, "shop.example")
 	accepted := sendMany(t, a.client, key, 100)
 	db := adminDB(t, dbURL)
-	pollUntil(t, 30*time.Second, "node a holds claims", func() bool {
+	poll.Until(t, 30*time.Second, "node a holds claims", func() bool {
 		var n int
 		_ = db.QueryRow(`SELECT count(*) FROM recipients WHERE claim_node = $1`, a.nodeID(t)).Scan(&n)
 		return n > 0
@@ -430,7 +409,7 @@ func TestNodeCutOffFromStorage(t *testing.T) {
 	w.waitAllArrived(t, accepted, 2*time.Minute, "of node a's cut-off")
 	// Duplicates come when node b re-sends what node a sent but could not
 	// record: count once every outcome is recorded.
-	pollUntil(t, 2*time.Minute, "every outcome recorded", func() bool {
+	poll.Until(t, 2*time.Minute, "every outcome recorded", func() bool {
 		var n int
 		_ = db.QueryRow(`SELECT count(*) FROM recipients WHERE status <> 'delivered'`).Scan(&n)
 		return n == 0

@@ -11,6 +11,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -20,7 +21,7 @@ var submissionLine = regexp.MustCompile(`submission SMTP listening.*?tls"?[=:]"?
 // addresses, as it logs them.
 func (s *server) submissionAddrs(t *testing.T) (starttls, implicit string) {
 	t.Helper()
-	pollUntil(t, 10*time.Second, "the submission listeners are up", func() bool {
+	poll.Until(t, 10*time.Second, "the submission listeners are up", func() bool {
 		for _, m := range submissionLine.FindAllStringSubmatch(s.Stderr(), -1) {
 			if m[1] == "STARTTLS" {
 				starttls = m[2]

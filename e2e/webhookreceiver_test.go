@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -115,7 +116,7 @@ func (h *hookReceiver) requests(path string) []hookRequest {
 func (h *hookReceiver) waitFor(t *testing.T, path string, within time.Duration, what string, cond func(hookRequest) bool) hookRequest {
 	t.Helper()
 	var found *hookRequest
-	pollUntil(t, within, what, func() bool {
+	poll.Until(t, within, what, func() bool {
 		for _, r := range h.requests(path) {
 			if cond(r) {
 				found = &r

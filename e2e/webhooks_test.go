@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -86,7 +87,7 @@ func TestWebhooksAsAUserSeesThem(t *testing.T) {
 		// The deliveries list shows the 500 and the 200 (the 200 is
 		// recorded a moment after the receiver answers it).
 		var codes []string
-		pollUntil(t, 10*time.Second, "the deliveries list shows both attempts", func() bool {
+		poll.Until(t, 10*time.Second, "the deliveries list shows both attempts", func() bool {
 			list := c.Do(apitest.Request{Method: "GET", Path: "/v1/webhooks/" + delivered + "/deliveries?eventId=" + first.ID, Key: key})
 			codes = nil
 			for _, a := range list.Map()["data"].([]any) {
@@ -118,7 +119,7 @@ func TestWebhooksAsAUserSeesThem(t *testing.T) {
 		if r := c.Do(apitest.Request{Method: "POST", Path: "/v1/events/" + first.ID + "/replay", Key: key}); r.Status != 202 {
 			t.Fatalf("replay: %d %s", r.Status, r.Body)
 		}
-		pollUntil(t, 30*time.Second, "the replay arrives", func() bool { return len(h.requests("/delivered")) > before })
+		poll.Until(t, 30*time.Second, "the replay arrives", func() bool { return len(h.requests("/delivered")) > before })
 		replayed := h.requests("/delivered")[before]
 		if replayed.ID != first.ID || !replayed.Verified || len(strings.Fields(replayed.Signature)) != 2 {
 			t.Errorf("replay = %+v", replayed)
@@ -171,12 +172,12 @@ func TestWebhooksSurviveAKill(t *testing.T) {
 		createHook(t, node.client, key, h, "/queued", "email.queued")
 
 		f := startFlood(t, node.base, node, key)
-		pollUntil(t, 60*time.Second, "events flow", func() bool { return f.count() >= 300 && len(h.requests("/queued")) >= 100 })
+		poll.Until(t, 60*time.Second, "events flow", func() bool { return f.count() >= 300 && len(h.requests("/queued")) >= 100 })
 		node.stop(syscall.SIGKILL)
 		f.end()
 		again := restart()
 		_ = again
-		pollUntil(t, 3*time.Minute, "every accepted send's email.queued arrives", func() bool {
+		poll.Until(t, 3*time.Minute, "every accepted send's email.queued arrives", func() bool {
 			got := map[string]bool{}
 			for _, q := range h.requests("/queued") {
 				if q.Verified {
@@ -222,7 +223,7 @@ func TestTwoNodesDeliverEachWebhookOnce(t *testing.T) {
 		}
 		ids[id] = true
 	}
-	pollUntil(t, 2*time.Minute, "every event arrives", func() bool { return len(h.requests("/queued")) >= total })
+	poll.Until(t, 2*time.Minute, "every event arrives", func() bool { return len(h.requests("/queued")) >= total })
 	seen := map[string]int{}
 	for _, q := range h.requests("/queued") {
 		seen[q.ID]++

@@ -12,6 +12,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 )
 
@@ -112,10 +113,7 @@ func TestTwoNodesDeliverOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(w.receivedByMessageID()) < total && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Within(2*time.Minute, func() bool { return len(w.receivedByMessageID()) >= total })
 	got := w.receivedByMessageID()
 	if len(got) != total {
 		t.Fatalf("%d of %d messages arrived", len(got), total)

@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -86,14 +87,9 @@ func TestIdleWorkersDoNotSpin(t *testing.T) {
 // (and at least once), and returns how many times it has.
 func waitIdle(t *testing.T, clock *pollClock, atLeast int) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if n := clock.waited(); n >= max(1, atLeast) {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the claim loop did not go idle (it went idle %d times; want %d)", clock.waited(), max(1, atLeast))
-		}
-		time.Sleep(time.Millisecond)
+	var n int
+	if !poll.Within(10*time.Second, func() bool { n = clock.waited(); return n >= max(1, atLeast) }) {
+		t.Fatalf("the claim loop did not go idle (it went idle %d times; want %d)", n, max(1, atLeast))
 	}
+	return n
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -47,17 +48,14 @@ func (e *env) send(t *testing.T, body map[string]any) *apitest.Response {
 // waitStatus polls the log until the message reaches status.
 func (e *env) waitStatus(t *testing.T, id, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: e.admin})
-		if r.Str("status") == status {
-			return r.Map()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("message %s did not reach %s: %s", id, status, r.Body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var r *apitest.Response
+	if !poll.Within(20*time.Second, func() bool {
+		r = e.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: e.admin})
+		return r.Str("status") == status
+	}) {
+		t.Fatalf("message %s did not reach %s: %s", id, status, r.Body)
 	}
+	return r.Map()
 }
 
 func TestSendIsDeliveredSigned(t *testing.T) {

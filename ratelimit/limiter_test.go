@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/ratelimit"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -204,13 +205,7 @@ func TestRunReloads(t *testing.T) {
 	if _, err := s.UpdateAccountLimits(ctx, "acme", 3, 7); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for l.Allow(acme.ID, time.Now()).Limit != 7 {
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not apply the update within 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "Run applies the update", func() bool { return l.Allow(acme.ID, time.Now()).Limit == 7 })
 }
 
 // Buckets of idle accounts are dropped once full, so memory follows the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns"
+	"github.com/mailroom/mailroom/positive"
 )
 
 // Direct delivers to each recipient domain's MX hosts (--delivery direct).
@@ -114,7 +115,7 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 		// No host was involved: MX stays empty.
 		return results(del.Recipients, "", why)
 	}
-	port := strconv.Itoa(orDefault(d.Port, DefaultPort))
+	port := strconv.Itoa(positive.Or(d.Port, DefaultPort))
 	last := domain
 	for _, host := range rt.hosts {
 		last = host

@@ -1,6 +1,7 @@
 package smtp
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"net"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/positive"
 )
 
 // Dialer opens network connections; *net.Dialer is one. Tests and
@@ -78,18 +80,16 @@ type engine struct {
 }
 
 func newEngine(cfg engineConfig) *engine {
-	if cfg.hostname == "" {
-		cfg.hostname = "localhost"
-	}
+	cfg.hostname = cmp.Or(cfg.hostname, "localhost")
 	if cfg.dialer == nil {
 		cfg.dialer = &net.Dialer{}
 	}
-	cfg.dialTimeout = orDefault(cfg.dialTimeout, DefaultDialTimeout)
-	cfg.commandTimeout = orDefault(cfg.commandTimeout, DefaultCommandTimeout)
-	cfg.dataTimeout = orDefault(cfg.dataTimeout, DefaultDataTimeout)
-	cfg.idleTimeout = orDefault(cfg.idleTimeout, DefaultIdleTimeout)
-	cfg.maxPerHost = orDefault(cfg.maxPerHost, DefaultMaxConnsPerHost)
-	cfg.maxTotal = orDefault(cfg.maxTotal, DefaultMaxConns)
+	cfg.dialTimeout = positive.Or(cfg.dialTimeout, DefaultDialTimeout)
+	cfg.commandTimeout = positive.Or(cfg.commandTimeout, DefaultCommandTimeout)
+	cfg.dataTimeout = positive.Or(cfg.dataTimeout, DefaultDataTimeout)
+	cfg.idleTimeout = positive.Or(cfg.idleTimeout, DefaultIdleTimeout)
+	cfg.maxPerHost = positive.Or(cfg.maxPerHost, DefaultMaxConnsPerHost)
+	cfg.maxTotal = positive.Or(cfg.maxTotal, DefaultMaxConns)
 	e := &engine{
 		cfg:    cfg,
 		limits: newLimits(cfg.maxPerHost, cfg.maxTotal),
@@ -99,13 +99,6 @@ func newEngine(cfg engineConfig) *engine {
 		e.tlsFailures = newTLSMemory(tlsFailureMemory, maxTLSFailures)
 	}
 	return e
-}
-
-func orDefault[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // attempt delivers d through host, on a pooled session or a new one to the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -137,11 +138,8 @@ func TestConcurrentAcceptsCommitAsOneGroup(t *testing.T) {
 			m.Tags = map[string]string{"n": fmt.Sprint(i)}
 			wg.Go(func() { _, errs[i] = s.AcceptMessage(ctx, m) })
 		}
-		for deadline := time.Now().Add(10 * time.Second); s.CommitQueue() < n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d accepts queued", s.CommitQueue(), n)
-			}
-			time.Sleep(time.Millisecond)
+		if !poll.Within(10*time.Second, func() bool { return s.CommitQueue() >= n }) {
+			t.Fatalf("%d of %d accepts queued", s.CommitQueue(), n)
 		}
 		releaseAll()
 		wg.Wait()

@@ -3,13 +3,13 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 )
 
 func init() {
@@ -80,15 +80,10 @@ func testAPIKeyReadsUnderLoad(t *testing.T, s mailroom.Store) {
 		t.Fatal(err)
 	}
 	revoked.Store(true)
-	deadline := time.Now().Add(30 * time.Second)
-	for afterRevocation.Load() < 200 && !t.Failed() {
-		if time.Now().After(deadline) {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("only %d reads of the revoked key in 30 s", afterRevocation.Load())
-		}
-		runtime.Gosched()
-	}
+	done := poll.Within(30*time.Second, func() bool { return afterRevocation.Load() >= 200 || t.Failed() })
 	close(stop)
 	wg.Wait()
+	if !done {
+		t.Fatalf("only %d reads of the revoked key in 30 s", afterRevocation.Load())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 )
 
 func init() {
@@ -15,17 +16,6 @@ func init() {
 		suite{"ClaimSkipsBusyDomains", testClaimSkipsDomains},
 		suite{"ReleaseClaims", testReleaseClaims},
 	)
-}
-
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 10 s: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // Nodes beat; the claims of a node whose heartbeat is stale are released
@@ -57,7 +47,7 @@ func testNodesAndDeadClaims(t *testing.T, s mailroom.Store) {
 	}
 	// With a microsecond allowed, both beats go stale at once.
 	released := 0
-	eventually(t, "node a's claims released", func() bool {
+	poll.Until(t, 10*time.Second, "node a's claims released", func() bool {
 		released += Try(s.ReleaseLostClaims(ctx, time.Microsecond)).Must(t)
 		return released == 2
 	})
@@ -117,7 +107,7 @@ func testClaimLease(t *testing.T, s mailroom.Store) {
 		t.Fatal("a node whose clock is ahead took a recipient inside another's lease")
 	}
 	var second []*mailroom.QueuedRecipient
-	eventually(t, "the lease ends", func() bool {
+	poll.Until(t, 10*time.Second, "the lease ends", func() bool {
 		Try(s.ReleaseLostClaims(ctx, time.Hour)).Must(t)
 		second = Try(s.ClaimDueRecipients(ctx, skewed)).Must(t)
 		return len(second) == 1

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -135,12 +136,7 @@ func (d *Dispatcher) checkScheme(raw string) string {
 	return "the URL must be https"
 }
 
-func (d *Dispatcher) version() string {
-	if d.Version == "" {
-		return "dev"
-	}
-	return d.Version
-}
+func (d *Dispatcher) version() string { return cmp.Or(d.Version, "dev") }
 
 // maxDrain bounds how much of a response past the excerpt is read and
 // thrown away so that its connection can be kept alive; a receiver that

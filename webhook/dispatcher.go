@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/netguard"
+	"github.com/mailroom/mailroom/positive"
 )
 
 // Store is the part of storage the dispatcher uses: the outbox's claims
@@ -107,24 +108,17 @@ func (d *Dispatcher) wakeChan() chan struct{} {
 	return d.wake
 }
 
-func (d *Dispatcher) perEndpoint() int { return positive(d.PerEndpoint, DefaultPerEndpoint) }
-func (d *Dispatcher) maxInFlight() int { return positive(d.MaxInFlight, DefaultMaxInFlight) }
+func (d *Dispatcher) perEndpoint() int { return positive.Or(d.PerEndpoint, DefaultPerEndpoint) }
+func (d *Dispatcher) maxInFlight() int { return positive.Or(d.MaxInFlight, DefaultMaxInFlight) }
 
 // lease is Lease, or its default, and never shorter than an attempt with
 // the time to record it: a lease that ran out mid-attempt would let
 // another node make the same attempt beside this one.
 func (d *Dispatcher) lease() time.Duration {
-	return max(positive(d.Lease, DefaultLease), mailroom.WebhookTimeout+2*leaseMargin)
+	return max(positive.Or(d.Lease, DefaultLease), mailroom.WebhookTimeout+2*leaseMargin)
 }
 
-func (d *Dispatcher) poll() time.Duration { return positive(d.Poll, DefaultPoll) }
-
-func positive[T int | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
-}
+func (d *Dispatcher) poll() time.Duration { return positive.Or(d.Poll, DefaultPoll) }
 
 // Run claims and attempts deliveries until ctx ends, then drains: it
 // claims nothing more, hands back the claimed deliveries whose attempt has

@@ -3,9 +3,9 @@ package webhook
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/storageretry"
 )
 
 // recorder writes the outcomes of attempts, batched by group commit: one
@@ -17,7 +17,7 @@ import (
 type recorder struct {
 	d *Dispatcher
 	// stop is the Run's context: once it ends, a write that storage does
-	// not take is tried for persistTimeout more, not for ever.
+	// not take is tried for a bounded time more, not for ever.
 	stop    context.Context
 	mu      sync.Mutex
 	pending []*mailroom.WebhookOutcome
@@ -72,13 +72,13 @@ func (r *recorder) run() {
 // record writes a batch. The attempts happened: an outcome that is lost
 // means the delivery is attempted again once its lease runs out (at least
 // once, as docs/api.md promises), and its attempt is missing from the
-// endpoint's log, so storage being away is waited out (persist), and a
+// endpoint's log, so storage being away is waited out (storageretry), and a
 // batch that storage refuses for another reason is written one outcome at
 // a time, so that one bad row does not take the others with it. Whatever
 // is still not written is logged, never dropped in silence.
 func (r *recorder) record(batch []*mailroom.WebhookOutcome) {
 	write := func(outcomes []*mailroom.WebhookOutcome) error {
-		return r.persist(func(ctx context.Context) error {
+		return storageretry.Write(r.stop, func(ctx context.Context) error {
 			disableBefore := r.d.Now().UTC().Add(-mailroom.WebhookDisableAfter)
 			return r.d.Store.RecordWebhookOutcomes(ctx, outcomes, disableBefore)
 		})
@@ -105,40 +105,3 @@ func (r *recorder) lost(o *mailroom.WebhookOutcome, err error) {
 		"delivery_id", o.Delivery.ID, "event_id", o.Attempt.EventID, "endpoint_id", o.Delivery.EndpointID,
 		"attempt", o.Attempt.Attempt, "status", o.Attempt.Status, "err", err)
 }
-
-// persist runs a write, trying again with backoff while storage is
-// unavailable: while the node runs, until storage answers; once it
-// drains, for persistTimeout more at most.
-func (r *recorder) persist(write func(ctx context.Context) error) error {
-	var giveUp time.Time
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.stop), persistTimeout)
-		err := write(ctx)
-		cancel()
-		if err == nil || !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
-			return err
-		}
-		if r.stop.Err() != nil {
-			if giveUp.IsZero() {
-				giveUp = time.Now().Add(persistTimeout)
-			}
-			if time.Now().Add(wait).After(giveUp) {
-				return err
-			}
-		}
-		// Backing off from an outage, not synchronising; a stop during the
-		// wait ends it, so that the drain's limit is applied at once.
-		stopping := r.stop.Done()
-		if r.stop.Err() != nil {
-			stopping = nil
-		}
-		select {
-		case <-time.After(wait):
-		case <-stopping:
-		}
-	}
-}
-
-// persistTimeout bounds one write, and how long a draining node keeps
-// trying one while storage is unavailable.
-const persistTimeout = 30 * time.Second

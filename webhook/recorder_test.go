@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 )
 
 // recordingStore is a Store whose RecordWebhookOutcomes the test controls:
@@ -72,12 +73,12 @@ func TestRecorderBatchesWhatFinishesDuringAWrite(t *testing.T) {
 	store := &recordingStore{gate: make(chan struct{})}
 	r, drain := startRecorder(t, store)
 	r.add(outcome("a"))
-	eventually(t, "the first write", func() bool { return len(store.callSizes()) == 1 })
+	poll.Until(t, 10*time.Second, "the first write", func() bool { return len(store.callSizes()) == 1 })
 	for _, id := range []string{"b", "c", "d", "e", "f"} {
 		r.add(outcome(id))
 	}
 	close(store.gate)
-	eventually(t, "the second write", func() bool { return len(store.callSizes()) == 2 })
+	poll.Until(t, 10*time.Second, "the second write", func() bool { return len(store.callSizes()) == 2 })
 	drain()
 	if got := store.callSizes(); len(got) != 2 || got[0] != 1 || got[1] != 5 {
 		t.Fatalf("writes of %v outcomes, want [1 5]", got)
@@ -97,7 +98,7 @@ func TestRecorderWaitsOutAnOutage(t *testing.T) {
 	}}
 	r, drain := startRecorder(t, store)
 	r.add(outcome("a"))
-	eventually(t, "the write after the outage", func() bool { return len(store.callSizes()) == 3 })
+	poll.Until(t, 10*time.Second, "the write after the outage", func() bool { return len(store.callSizes()) == 3 })
 	drain()
 	if got := store.callSizes(); len(got) != 3 {
 		t.Fatalf("writes %v, want 3 (two refused, one through)", got)
@@ -114,7 +115,7 @@ func TestRecorderWaitsOutAnOutage(t *testing.T) {
 	}}
 	r, drain = startRecorder(t, store)
 	r.add(outcome("first"))
-	eventually(t, "the first write", func() bool { return len(store.callSizes()) == 1 })
+	poll.Until(t, 10*time.Second, "the first write", func() bool { return len(store.callSizes()) == 1 })
 	r.add(outcome("good"))
 	r.add(outcome("bad"))
 	close(store.gate)

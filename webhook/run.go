@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/storageretry"
 )
 
 // run is one Run's state: what this node holds and what it still has to
@@ -124,7 +125,7 @@ func (r *run) drain() {
 // again at once, for this node or another. If storage does not take them,
 // they come back when their lease runs out.
 func (r *run) handBack(deliveries []*mailroom.WebhookDelivery) {
-	err := r.rec.persist(func(ctx context.Context) error { return r.d.Store.ReleaseWebhookClaims(ctx, deliveries) })
+	err := storageretry.Write(r.rec.stop, func(ctx context.Context) error { return r.d.Store.ReleaseWebhookClaims(ctx, deliveries) })
 	if err != nil {
 		r.d.Log.Warn("could not hand back claimed webhook deliveries; they are attempted again once their lease runs out",
 			"deliveries", len(deliveries), "err", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -63,7 +64,7 @@ func TestShutdownReleasesUnstartedClaims(t *testing.T) {
 		// The waiting delivery is free for another node as soon as the
 		// node stops, while its attempts in flight still hang.
 		var taken []*mailroom.WebhookDelivery
-		eventually(t, "the unstarted delivery handed back", func() bool {
+		poll.Until(t, 10*time.Second, "the unstarted delivery handed back", func() bool {
 			var err error
 			taken, err = w.store.ClaimWebhookDeliveries(context.Background(), mailroom.WebhookClaim{
 				Node: "node-b", Now: w.clock.Now(), Lease: time.Minute, Limit: 10, PerEndpoint: 10})

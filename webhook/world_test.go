@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlstore"
 	"github.com/mailroom/mailroom/storetest"
@@ -136,7 +137,7 @@ func (w *world) attempts(e *mailroom.WebhookEndpoint) []*mailroom.WebhookAttempt
 func (w *world) waitAttempts(e *mailroom.WebhookEndpoint, n int) []*mailroom.WebhookAttempt {
 	w.t.Helper()
 	var got []*mailroom.WebhookAttempt
-	eventually(w.t, "attempts logged", func() bool { got = w.attempts(e); return len(got) >= n })
+	poll.Until(w.t, 10*time.Second, "attempts logged", func() bool { got = w.attempts(e); return len(got) >= n })
 	if len(got) != n {
 		w.t.Fatalf("%d attempts logged, want %d: %+v", len(got), n, got)
 	}
@@ -195,21 +196,8 @@ func (rc *receiver) requests() []*received {
 func (rc *receiver) waitRequests(t *testing.T, n int) []*received {
 	t.Helper()
 	var got []*received
-	eventually(t, "requests received", func() bool { got = rc.requests(); return len(got) >= n })
+	poll.Until(t, 10*time.Second, "requests received", func() bool { got = rc.requests(); return len(got) >= n })
 	return got
-}
-
-// eventually polls cond until it holds, and fails the test if it does not
-// within 10 s: the test waits for what it expects, never for a fixed time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling with a deadline, not synchronising
-	}
 }
 
 // secretKey is the signing key a whsec_ secret encodes.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mailroom/mailroom/poll"
 )
 
 // Received is one message the server accepted.
@@ -30,15 +32,9 @@ func (s *Server) Messages() []Received {
 // them, failing the test at the deadline.
 func (s *Server) WaitMessages(tb testing.TB, n int, timeout time.Duration) []Received {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		msgs := s.Messages()
-		if len(msgs) >= n {
-			return msgs
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("smtptest: %d messages received within %v, want %d", len(msgs), timeout, n)
-		}
-		time.Sleep(pollInterval)
+	var msgs []Received
+	if !poll.Within(timeout, func() bool { msgs = s.Messages(); return len(msgs) >= n }) {
+		tb.Fatalf("smtptest: %d messages received within %v, want %d", len(msgs), timeout, n)
 	}
+	return msgs
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailroom/mailroom/poll"
 )
 
 // Stats counts what the server saw, so that tests can check how a client
@@ -37,21 +39,12 @@ func (s *Server) Stats() Stats {
 // deadline.
 func (s *Server) WaitStats(tb testing.TB, timeout time.Duration, cond func(Stats) bool) Stats {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st := s.Stats()
-		if cond(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("smtptest: stats never met the condition within %v; last %+v", timeout, st)
-		}
-		time.Sleep(pollInterval)
+	var st Stats
+	if !poll.Within(timeout, func() bool { st = s.Stats(); return cond(st) }) {
+		tb.Fatalf("smtptest: stats never met the condition within %v; last %+v", timeout, st)
 	}
+	return st
 }
-
-// pollInterval is how often Wait functions look again.
-const pollInterval = 5 * time.Millisecond
 
 // countingListener counts accepted connections and, through countedConn,
 // how many are open.
