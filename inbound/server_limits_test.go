@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 )
@@ -36,7 +37,7 @@ func TestServerThousandConnectionsFromOneAddress(t *testing.T) {
 		if i == 0 {
 			// Settle's connection is closed by the client: wait until the
 			// server has let it go too.
-			smtpservertest.Eventually(t, 10*time.Second, "a slot is still taken", func() bool {
+			poll.Until(t, 10*time.Second, "a slot is still taken", func() bool {
 				held[0] = smtpservertest.Dial(t, ts.addr)
 				line, err := held[0].Reply(10 * time.Second)
 				return err == nil && strings.HasPrefix(line, "220 ")
@@ -160,7 +161,7 @@ func TestServerCutsDataThatNeverEnds(t *testing.T) {
 	if n := len(ts.h.appliedReports()); n != 0 {
 		t.Errorf("%d reports applied from cut messages", n)
 	}
-	smtpservertest.Eventually(t, 5*time.Second, "aborted not counted twice", func() bool {
+	poll.Until(t, 5*time.Second, "aborted not counted twice", func() bool {
 		return ts.outcome(inbound.OutcomeAborted) == 2
 	})
 }

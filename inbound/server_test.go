@@ -18,6 +18,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/tlscert"
 )
@@ -369,7 +370,7 @@ func TestServerShutdownLetsMessageInFlightFinish(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
 	// New connections are refused once the listener is closed.
-	smtpservertest.Eventually(t, 10*time.Second, "the listener still accepts", func() bool {
+	poll.Until(t, 10*time.Second, "the listener still accepts", func() bool {
 		conn, err := net.DialTimeout("tcp", ts.addr, time.Second)
 		if err != nil {
 			return true

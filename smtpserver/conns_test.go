@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 )
@@ -37,7 +38,7 @@ func TestClientPastItsAddressCapIsRefused(t *testing.T) {
 
 	first.Send("QUIT\r\n")
 	first.Expect("221 ")
-	smtpservertest.Eventually(t, 10*time.Second, "the address is not served again after one of its connections closed", func() bool {
+	poll.Until(t, 10*time.Second, "the address is not served again after one of its connections closed", func() bool {
 		line, err := smtpservertest.DialFrom(t, ts.addr, "127.0.0.1").Reply(5 * time.Second)
 		return err == nil && strings.HasPrefix(line, "220 ")
 	})

@@ -1,6 +1,10 @@
 package smtpserver
 
-import "time"
+import (
+	"time"
+
+	"github.com/mailroom/mailroom/positive"
+)
 
 // Defaults of the limits both listeners share, taken when a field is zero.
 // Each listener has its own DefaultMaxBytes and DefaultMaxRecipients.
@@ -64,21 +68,13 @@ func (l Limits) withDefaults(def Limits) Limits {
 
 func (l Limits) or(def Limits) Limits {
 	return Limits{
-		MaxBytes:       positive(l.MaxBytes, def.MaxBytes),
-		MaxRecipients:  positive(l.MaxRecipients, def.MaxRecipients),
-		MaxConnsPerIP:  positive(l.MaxConnsPerIP, def.MaxConnsPerIP),
-		MaxConns:       positive(l.MaxConns, def.MaxConns),
-		ReadTimeout:    positive(l.ReadTimeout, def.ReadTimeout),
-		WriteTimeout:   positive(l.WriteTimeout, def.WriteTimeout),
-		DataTimeout:    positive(l.DataTimeout, def.DataTimeout),
-		HandlerTimeout: positive(l.HandlerTimeout, def.HandlerTimeout),
+		MaxBytes:       positive.Or(l.MaxBytes, def.MaxBytes),
+		MaxRecipients:  positive.Or(l.MaxRecipients, def.MaxRecipients),
+		MaxConnsPerIP:  positive.Or(l.MaxConnsPerIP, def.MaxConnsPerIP),
+		MaxConns:       positive.Or(l.MaxConns, def.MaxConns),
+		ReadTimeout:    positive.Or(l.ReadTimeout, def.ReadTimeout),
+		WriteTimeout:   positive.Or(l.WriteTimeout, def.WriteTimeout),
+		DataTimeout:    positive.Or(l.DataTimeout, def.DataTimeout),
+		HandlerTimeout: positive.Or(l.HandlerTimeout, def.HandlerTimeout),
 	}
-}
-
-// positive is v, or def when v is not set.
-func positive[T int | int64 | time.Duration](v, def T) T {
-	if v > 0 {
-		return v
-	}
-	return def
 }

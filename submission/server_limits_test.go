@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/submission"
@@ -34,7 +35,7 @@ func TestThousandConnectionsFromOneAddress(t *testing.T) {
 
 	// Half the slots on each port.
 	var held []*smtpservertest.Conn
-	smtpservertest.Eventually(t, 10*time.Second, "a slot is still taken", func() bool {
+	poll.Until(t, 10*time.Second, "a slot is still taken", func() bool {
 		c := smtpservertest.Dial(t, ts.addr)
 		line, err := c.Reply(10 * time.Second)
 		if err == nil && strings.HasPrefix(line, "220 ") {
@@ -184,7 +185,7 @@ func TestIdleClientIsCut(t *testing.T) {
 	if n := len(ts.h.messages()); n != 0 {
 		t.Errorf("%d messages submitted", n)
 	}
-	smtpservertest.Eventually(t, 5*time.Second, "aborted not counted", func() bool {
+	poll.Until(t, 5*time.Second, "aborted not counted", func() bool {
 		return ts.outcome(submission.OutcomeAborted) == 1
 	})
 

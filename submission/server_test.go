@@ -16,6 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/smtpserver/smtpservertest"
 	"github.com/mailroom/mailroom/submission"
@@ -439,7 +440,7 @@ func TestShutdownLetsMessagesFinish(t *testing.T) {
 	shut := make(chan error, 1)
 	go func() { shut <- ts.srv.Shutdown(context.Background()) }()
 	// Shutdown closes the listeners at once.
-	smtpservertest.Eventually(t, 10*time.Second, "a new connection is still taken", func() bool {
+	poll.Until(t, 10*time.Second, "a new connection is still taken", func() bool {
 		_, err := gosmtp.Dial(ts.addr)
 		return err != nil
 	})

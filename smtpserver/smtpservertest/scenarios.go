@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailroom/mailroom/poll"
 )
 
 // Settle waits until a new connection to addr is greeted with 220, the
@@ -14,7 +16,7 @@ import (
 // then: the baseline that GoroutinesBack waits for.
 func Settle(t testing.TB, addr string) int {
 	t.Helper()
-	Eventually(t, 10*time.Second, "the connections before are still counted", func() bool {
+	poll.Until(t, 10*time.Second, "the connections before are still counted", func() bool {
 		line, err := Greeting(addr)
 		return err == nil && strings.HasPrefix(line, "220 ")
 	})
@@ -25,7 +27,7 @@ func Settle(t testing.TB, addr string) int {
 // two for the runtime's own comings and goings).
 func GoroutinesBack(t testing.TB, baseline int) {
 	t.Helper()
-	Eventually(t, 10*time.Second, "goroutines do not return to the baseline", func() bool {
+	poll.Until(t, 10*time.Second, "goroutines do not return to the baseline", func() bool {
 		return runtime.NumGoroutine() <= baseline+2
 	})
 }
