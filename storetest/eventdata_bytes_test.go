@@ -2,7 +2,6 @@ package storetest_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +144,6 @@ func TestEmailEventDataBytes(t *testing.T) {
 // makes it: async, with the reporter's text.
 func complaintEvent(m *mailroom.MessageSummary, r *mailroom.Recipient, now time.Time) *mailroom.Event {
 	ev := mailroom.NewEmailEvent(m, r, mailroom.EventEmailComplained, now)
-	ev.Data, _ = json.Marshal(mailroom.EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: m.Tags,
-		EmailEventDetail: mailroom.EmailEventDetail{Async: true, ReportText: "This is spam <really>", Attempt: r.Attempts}})
+	ev.Email.EmailEventDetail = mailroom.EmailEventDetail{Async: true, ReportText: "This is spam <really>", Attempt: r.Attempts}
 	return ev
 }
