@@ -27,13 +27,13 @@ import (
 // keeps the detail alone, marshalled once here, when the reader's
 // completeEmailEvent gives back, byte for byte, what the data marshals to
 // whole: when the data's message id and recipient are e's own, its tags
-// are not nil (NewEmailEvent makes no tags {}), and every string in it is
-// valid UTF-8 (json.Marshal writes a bad byte as \ufffd, which a reader
-// would unmarshal to U+FFFD and write back as the character itself).
-// Otherwise the row keeps the data whole, as the API shows it. (From,
-// subject and tags are not checked against the message, which is not at
-// hand here: NewEmailEvent takes them from it.) Any other event's data
-// (e.Data) is kept as it is.
+// are not nil (NewEmailEvent writes a message without tags as {}), and
+// every string in it is valid UTF-8 (json.Marshal writes a bad byte as
+// \ufffd, which a reader would unmarshal to U+FFFD and write back as the
+// character itself). Otherwise the row keeps the data whole, as the API
+// shows it. (From, subject and tags are not checked against the message,
+// which is not at hand here: NewEmailEvent takes them from it.) Any other
+// event's data (e.Data) is kept as it is.
 func storedEventData(e *mailroom.Event) string {
 	d := e.Email
 	if d == nil {
