@@ -1,6 +1,9 @@
 package mailroom
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Email event types (docs/api.md "Webhooks and events"), written with the state change they tell of.
 const (
@@ -51,13 +54,16 @@ type EmailEventDetail struct {
 	Attempt    int    `json:"attempt"`
 }
 
-// NewEmailEvent makes the event typ for recipient r of message m.
+// NewEmailEvent makes the event typ for recipient r of message m, its
+// data typed (Event.Email): what the event alone tells is taken from r,
+// the rest from m. A maker that knows more of the event (a report's
+// text, that it came later) sets it on the event's Email.
 func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *Event {
 	tags := m.Tags
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	data := EmailEventData{
+	data := &EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
 		EmailEventDetail: EmailEventDetail{SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted,
 			Attempt: r.Attempts},
@@ -68,12 +74,17 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 			data.BounceType = "hard"
 		}
 	}
-	ev, err := NewEvent(m.AccountID, typ, data, now)
+	return &Event{ID: NewID(PrefixEvent, now), AccountID: m.AccountID, Type: typ, CreatedAt: now.UTC(),
+		MessageID: m.ID, Recipient: r.Address, Email: data}
+}
+
+// JSON is d as an event's "data" shows it (the API, webhooks).
+func (d *EmailEventData) JSON() json.RawMessage {
+	b, err := json.Marshal(d)
 	if err != nil {
-		panic("marshal email event: " + err.Error()) // a struct of strings and ints always marshals
+		panic("marshal email event data: " + err.Error()) // strings, ints, bools and a map of strings always marshal
 	}
-	ev.MessageID, ev.Recipient = m.ID, r.Address
-	return ev
+	return b
 }
 
 // MessageSummary is what events and the delivery worker need of a message

@@ -17,8 +17,16 @@ type Event struct {
 	// MessageID and Recipient place an email event on a message's timeline.
 	MessageID string
 	Recipient string
-	// Data is the event's JSON payload, as webhooks send it in "data".
+	// Data is the event's JSON payload, as webhooks send it in "data":
+	// what NewEvent made, or what storage gives back.
 	Data json.RawMessage
+	// Email is an email event's data, typed, as NewEmailEvent makes it:
+	// such an event is written with no JSON made first (storage keeps its
+	// detail alone, sqlstore/eventdata.go), and Data stays nil until the
+	// event is read back. Where Email is set it is the event's data, and
+	// Data is not read. Nil on every other event and on events read from
+	// storage.
+	Email *EmailEventData
 }
 
 // NewEvent makes an event of type typ with data marshalled to JSON.

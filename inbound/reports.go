@@ -2,7 +2,6 @@ package inbound
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -206,14 +205,12 @@ func (s *Reports) dsnOutcome(m *mailroom.Message, target *mailroom.Recipient, bl
 	r := *target
 	r.SMTPCode, r.SMTPResponse = code, response
 	ev := mailroom.NewEmailEvent(m.Summary(), &r, typ, now)
-	data := mailroom.EmailEventData{MessageID: m.ID, Recipient: r.Address, From: m.From.Address, Subject: m.Subject, Tags: tagsOrEmpty(m.Tags),
-		EmailEventDetail: mailroom.EmailEventDetail{SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true,
-			ReportText: mailroom.Excerpt(text, mailroom.MaxReportText), Attempt: r.Attempts}}
+	ev.Email.EmailEventDetail = mailroom.EmailEventDetail{SMTPCode: code, SMTPResponse: response, BounceType: "soft", Async: true,
+		ReportText: mailroom.Excerpt(text, mailroom.MaxReportText), Attempt: r.Attempts}
 	hard := status == mailroom.RecipientBounced && (strings.HasPrefix(block.Status, "5.1.") || mailroom.IsHardBounce(code, response))
 	if hard {
-		data.BounceType = "hard"
+		ev.Email.BounceType = "hard"
 	}
-	ev.Data = mustJSON(data)
 	o := &mailroom.ReportOutcome{MessageID: m.ID, Address: r.Address, Event: ev}
 	if status != "" {
 		o.Status, o.SMTPCode, o.SMTPResponse = status, code, response
@@ -286,8 +283,8 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.R
 	}
 	now := s.Now().UTC()
 	ev := mailroom.NewEmailEvent(m.Summary(), target, mailroom.EventEmailComplained, now)
-	ev.Data = mustJSON(mailroom.EmailEventData{MessageID: m.ID, Recipient: target.Address, From: m.From.Address, Subject: m.Subject,
-		Tags: tagsOrEmpty(m.Tags), EmailEventDetail: mailroom.EmailEventDetail{Async: true, ReportText: mailroom.Excerpt(r.Text, mailroom.MaxReportText), Attempt: target.Attempts}})
+	ev.Email.EmailEventDetail = mailroom.EmailEventDetail{Async: true, ReportText: mailroom.Excerpt(r.Text, mailroom.MaxReportText),
+		Attempt: target.Attempts}
 	return s.Store.RecordReport(ctx, &mailroom.ReportOutcome{MessageID: m.ID, Address: target.Address, Status: mailroom.RecipientComplained,
 		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
 		Suppress: &mailroom.Suppression{AccountID: m.AccountID, Address: target.Address, Reason: mailroom.SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
@@ -314,21 +311,4 @@ func (s *Reports) byMessageIDHeader(ctx context.Context, rcpt, header string) (*
 		return nil, nil
 	}
 	return m, nil
-}
-
-func tagsOrEmpty(t map[string]string) map[string]string {
-	if t == nil {
-		return map[string]string{}
-	}
-	return t
-}
-
-// mustJSON marshals event data made of strings, ints and maps of strings,
-// which always marshal.
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("marshal event data: " + err.Error())
-	}
-	return b
 }

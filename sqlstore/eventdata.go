@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/mailroom/mailroom"
 )
@@ -15,34 +16,52 @@ import (
 // a row, which the message's row and the event's own message_id and
 // recipient columns hold already; and an event is deleted with its message
 // (DeleteExpiredMessages), so the message is there whenever the event is
-// read. The row keeps the rest (mailroom.EmailEventDetail), and each
-// reader puts the five back from the message (completeEmailEvent), so that
-// what the API and webhooks show is what it was.
+// read. The row keeps the rest (mailroom.EmailEventDetail), written from
+// the event's typed data (mailroom.Event.Email) with no JSON made and read
+// again, and each reader puts the five back from the message
+// (completeEmailEvent), so that what the API and webhooks show is what the
+// data marshals to whole.
 
-// storedEventData is e's data as its row keeps it: an email event's
-// detail alone, when its data is exactly what mailroom.EmailEventData of
-// its message id and recipient marshals to, and any other data whole (a
-// reader finds nothing to fill in there). The check costs a marshal; with
-// it, the row and its message give back e's data byte for byte, or the
-// data is kept as it is. (From, subject and tags are not checked against
-// the message, which is not at hand here: every maker of email events,
-// mailroom.NewEmailEvent and the reports', takes them from it.)
+// storedEventData is e's data as its row keeps it. An email event made
+// by mailroom.NewEmailEvent carries its data typed (e.Email), and its row
+// keeps the detail alone, marshalled once here, when the reader's
+// completeEmailEvent gives back, byte for byte, what the data marshals to
+// whole: when the data's message id and recipient are e's own, its tags
+// are not nil (NewEmailEvent writes a message without tags as {}), and
+// every string in it is valid UTF-8 (json.Marshal writes a bad byte as
+// \ufffd, which a reader would unmarshal to U+FFFD and write back as the
+// character itself). Otherwise the row keeps the data whole, as the API
+// shows it. (From, subject and tags are not checked against the message,
+// which is not at hand here: NewEmailEvent takes them from it.) Any other
+// event's data (e.Data) is kept as it is.
 func storedEventData(e *mailroom.Event) string {
-	if e.MessageID == "" {
+	d := e.Email
+	if d == nil {
 		return string(e.Data)
 	}
-	var d mailroom.EmailEventData
-	if json.Unmarshal(e.Data, &d) != nil || d.MessageID != e.MessageID || d.Recipient != e.Recipient || d.Tags == nil {
-		return string(e.Data)
+	if e.MessageID == "" || d.MessageID != e.MessageID || d.Recipient != e.Recipient || d.Tags == nil || !validUTF8(d) {
+		return string(d.JSON())
 	}
-	if full, err := json.Marshal(d); err != nil || !bytes.Equal(full, e.Data) {
-		return string(e.Data)
-	}
-	detail, err := json.Marshal(d.EmailEventDetail)
+	detail, err := json.Marshal(&d.EmailEventDetail)
 	if err != nil {
-		return string(e.Data)
+		panic("marshal email event detail: " + err.Error()) // strings, ints and bools always marshal
 	}
 	return string(detail)
+}
+
+// validUTF8 reports whether every string of d is valid UTF-8.
+func validUTF8(d *mailroom.EmailEventData) bool {
+	for _, s := range []string{d.MessageID, d.Recipient, d.From, d.Subject, d.SMTPResponse, d.MX, d.BounceType, d.ReportText} {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	for k, v := range d.Tags {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // storedEmailEventData reads an email event's data as stored, either form:

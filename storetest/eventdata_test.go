@@ -42,7 +42,7 @@ func TestEmailEventDataStoredLean(t *testing.T) {
 		// made it.
 		want := map[string]string{}
 		made := func(typ string, m *mailroom.Message, r *mailroom.Recipient, now time.Time) {
-			want[typ+" "+r.Address] = string(mailroom.NewEmailEvent(m.Summary(), r, typ, now).Data)
+			want[typ+" "+r.Address] = string(mailroom.NewEmailEvent(m.Summary(), r, typ, now).Email.JSON())
 		}
 		// Subjects and tags that JSON escapes, and a message with no tags
 		// ("tags": {}).
@@ -89,7 +89,7 @@ func TestEmailEventDataStoredLean(t *testing.T) {
 				r.Status, r.SMTPCode, r.SMTPResponse = mailroom.RecipientBounced, 550, "550 5.1.1 no such user"
 			}
 			ev := mailroom.NewEmailEvent(q.Message, &r, typ, now)
-			want[typ+" "+r.Address] = string(ev.Data)
+			want[typ+" "+r.Address] = string(ev.Email.JSON())
 			attempts = append(attempts, &mailroom.Attempt{Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken, Event: ev})
 		}
 		if err := s.RecordAttempts(ctx, attempts); err != nil {
@@ -101,10 +101,10 @@ func TestEmailEventDataStoredLean(t *testing.T) {
 		rcptA := *tagged.Recipients[0]
 		rcptA.Attempts = 1
 		complaint := mailroom.NewEmailEvent(tagged.Summary(), &rcptA, mailroom.EventEmailComplained, now.Add(time.Second))
-		complaint.Data = mustMarshal(t, mailroom.EmailEventData{MessageID: tagged.ID, Recipient: rcptA.Address, From: tagged.From.Address,
-			Subject: tagged.Subject, Tags: tagged.Tags, EmailEventDetail: mailroom.EmailEventDetail{Async: true,
-				ReportText: "This message is spam <really>", Attempt: 1}})
-		want[mailroom.EventEmailComplained+" "+rcptA.Address] = string(complaint.Data)
+		complaint.Email.EmailEventDetail = mailroom.EmailEventDetail{Async: true, ReportText: "This message is spam <really>", Attempt: 1}
+		want[mailroom.EventEmailComplained+" "+rcptA.Address] = string(mustMarshal(t, mailroom.EmailEventData{MessageID: tagged.ID,
+			Recipient: rcptA.Address, From: tagged.From.Address, Subject: tagged.Subject, Tags: tagged.Tags,
+			EmailEventDetail: mailroom.EmailEventDetail{Async: true, ReportText: "This message is spam <really>", Attempt: 1}}))
 		if err := s.RecordReport(ctx, &mailroom.ReportOutcome{MessageID: tagged.ID, Address: rcptA.Address,
 			Status: mailroom.RecipientComplained, Event: complaint}); err != nil {
 			t.Fatal(err)
