@@ -3,7 +3,7 @@ package mailroom
 import "context"
 
 // Mail coming back to the return-path MX (docs/api.md "Mail coming back"):
-// what package inbound makes of one message, before the Reports service
+// what package inbound makes of one message, before its Reports service
 // matches it to the log.
 
 // ReportKind says what a message received at a bounce subdomain is.
@@ -64,7 +64,7 @@ type ReportRecipient struct {
 	RemoteMTA      string
 }
 
-// ReportStore is what the Reports service reads and writes.
+// ReportStore is what package inbound's Reports service reads and writes.
 type ReportStore interface {
 	// ReturnPathDomainExists says whether some account's domain has
 	// domain as its bounce subdomain.

@@ -65,3 +65,11 @@ type TemplateRenderer interface {
 	// RenderedTemplate's, not an error.
 	ForSend(ctx context.Context, accountID, idOrName string, variables Variables, renderBy time.Time) (*RenderedTemplate, error)
 }
+
+// UnsubscribeLinker makes the List-Unsubscribe fields of one recipient's
+// copy of marketing mail (package unsubscribe's Links).
+type UnsubscribeLinker interface {
+	// Fields returns the List-Unsubscribe and List-Unsubscribe-Post
+	// fields of u's copy, whose envelope sender is at returnPath.
+	Fields(u Unsubscribe, returnPath string) ([]Header, error)
+}

@@ -14,15 +14,7 @@ type Unsubscribe struct {
 	Address   string
 }
 
-// UnsubscribeLinker makes the List-Unsubscribe fields of one recipient's
-// copy of marketing mail (package unsubscribe's Links).
-type UnsubscribeLinker interface {
-	// Fields returns the List-Unsubscribe and List-Unsubscribe-Post
-	// fields of u's copy, whose envelope sender is at returnPath.
-	Fields(u Unsubscribe, returnPath string) ([]Header, error)
-}
-
-// UnsubscribeStore is what the Unsubscribes service reads and writes: the
+// UnsubscribeStore is what package unsubscribe's Service reads and writes: the
 // suppression list, and, for a mailto unsubscribe, the message it names.
 type UnsubscribeStore interface {
 	SuppressionStore

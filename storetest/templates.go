@@ -24,7 +24,7 @@ func init() {
 }
 
 // NewTemplate returns an unsaved template of acct named name, created at
-// at, as the Templates service hands it to CreateTemplate: version 1, with
+// at, as template.Service hands it to CreateTemplate: version 1, with
 // its Variables already worked out.
 func NewTemplate(acct *mailroom.Account, name string, at time.Time) *mailroom.Template {
 	return &mailroom.Template{
@@ -42,7 +42,7 @@ func NewTemplate(acct *mailroom.Account, name string, at time.Time) *mailroom.Te
 
 // revision returns the content of a new version of the account's template
 // id, saved at at; its Name and CreatedAt are left for UpdateTemplate to
-// fill in, as the Templates service leaves them.
+// fill in, as template.Service leaves them.
 func revision(accountID, id, subject string, at time.Time) *mailroom.Template {
 	return &mailroom.Template{
 		ID: id, AccountID: accountID,

@@ -120,7 +120,7 @@ func testUnsubscribeGivesWay(t *testing.T, s mailroom.Store) {
 	}
 }
 
-// The Unsubscribes service over storage: a token suppresses its address
+// unsubscribe.Service over storage: a token suppresses its address
 // with reason unsubscribe and the message it came from, once; a second
 // use changes nothing; a token under another key changes nothing.
 func testUnsubscribeService(t *testing.T, s mailroom.Store) {
