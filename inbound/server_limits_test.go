@@ -32,21 +32,7 @@ func TestServerThousandConnectionsFromOneAddress(t *testing.T) {
 	}
 	baseline := smtpservertest.Settle(t, ts.addr)
 
-	held := make([]*smtpservertest.Conn, perIP)
-	for i := range held {
-		if i == 0 {
-			// Settle's connection is closed by the client: wait until the
-			// server has let it go too.
-			poll.Until(t, 10*time.Second, "a slot is still taken", func() bool {
-				held[0] = smtpservertest.Dial(t, ts.addr)
-				line, err := held[0].Reply(10 * time.Second)
-				return err == nil && strings.HasPrefix(line, "220 ")
-			})
-			continue
-		}
-		held[i] = smtpservertest.Dial(t, ts.addr)
-		held[i].Expect("220 ")
-	}
+	held := smtpservertest.Hold(t, ts.addr, perIP)
 
 	refusedBefore := ts.outcome(inbound.OutcomeConnRefused)
 	smtpservertest.RefuseAll(t, total-perIP, func(int) (bool, string) {

@@ -34,21 +34,7 @@ func TestThousandConnectionsFromOneAddress(t *testing.T) {
 	baseline := smtpservertest.Settle(t, ts.addr)
 
 	// Half the slots on each port.
-	var held []*smtpservertest.Conn
-	poll.Until(t, 10*time.Second, "a slot is still taken", func() bool {
-		c := smtpservertest.Dial(t, ts.addr)
-		line, err := c.Reply(10 * time.Second)
-		if err == nil && strings.HasPrefix(line, "220 ") {
-			held = append(held, c)
-			return true
-		}
-		return false
-	})
-	for len(held) < perIP/2 {
-		c := smtpservertest.Dial(t, ts.addr)
-		c.Expect("220 ")
-		held = append(held, c)
-	}
+	held := smtpservertest.Hold(t, ts.addr, perIP/2)
 	var heldTLS []net.Conn
 	for len(heldTLS) < perIP-perIP/2 {
 		c, err := tlsGreeting(ts)

@@ -157,3 +157,27 @@ func (c *Conn) Trickle(chunk []byte, every time.Duration) (stop func()) {
 	}()
 	return func() { close(done) }
 }
+
+// Hold opens n connections to addr that are each greeted with 220 and
+// stay open. A connection refused with a 421 is tried again: a greeting
+// seen by Settle proves only that fewer connections than the cap were
+// still being let go by the server (which frees a slot when it has closed
+// the connection, a moment after the client saw it close), not that none
+// were. A cap below n fails at the deadline.
+func Hold(t testing.TB, addr string, n int) []*Conn {
+	t.Helper()
+	held := make([]*Conn, 0, n)
+	for len(held) < n {
+		poll.Until(t, 10*time.Second, "a slot is still taken", func() bool {
+			c := Dial(t, addr)
+			line, err := c.Reply(10 * time.Second)
+			if err == nil && strings.HasPrefix(line, "220 ") {
+				held = append(held, c)
+				return true
+			}
+			_ = c.Close()
+			return false
+		})
+	}
+	return held
+}
