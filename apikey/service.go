@@ -32,14 +32,24 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC()
 }
 
-// Create validates a new key of the account, its name and the names of
-// its scopes as the client gave them, and stores it. full is the key
-// itself, which exists nowhere else: only its digest is stored.
-func (s *Service) Create(ctx context.Context, accountID, name string, scopes []string, f Fields) (full string, key *mailroom.APIKey, err error) {
+// CheckNew validates a new key's name and the names of its scopes as the
+// client gave them, and returns the scopes. Create checks them too; a
+// surface that must refuse bad input before it reaches storage (the
+// command line, which would otherwise create a data directory first)
+// calls it before.
+func CheckNew(name string, scopes []string, f Fields) (mailroom.Scopes, error) {
 	var v mailroom.Validator
 	mailroom.ValidateKeyName(&v, f.Name, name)
 	ss := mailroom.ParseScopes(&v, f.Scopes, scopes)
-	if err := v.Err(); err != nil {
+	return ss, v.Err()
+}
+
+// Create validates a new key of the account (CheckNew) and stores it.
+// full is the key itself, which exists nowhere else: only its digest is
+// stored.
+func (s *Service) Create(ctx context.Context, accountID, name string, scopes []string, f Fields) (full string, key *mailroom.APIKey, err error) {
+	ss, err := CheckNew(name, scopes, f)
+	if err != nil {
 		return "", nil, err
 	}
 	full, key = mailroom.NewAPIKey(accountID, name, ss, s.now())

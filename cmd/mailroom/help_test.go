@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -190,5 +191,20 @@ func TestCommandLineMistakes(t *testing.T) {
 		if tc.help != "" && (!strings.Contains(errOut, `"`+tc.help+`"`) || strings.Count(errOut, "\n") > 2) {
 			t.Errorf("mailroom %s: the message should be two lines pointing at %q:\n%s", strings.Join(tc.args, " "), tc.help, errOut)
 		}
+	}
+}
+
+// `keys create` refuses a bad name or scope before it opens storage: on a
+// first run opening would create the data directory and migrate a store
+// only to answer that the account does not exist.
+func TestKeysCreateChecksItsFlagsFirst(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, out, errOut := runCLI("keys", "create", "--account", "nope", "--scopes", "send,bogus")
+	if code != 1 || out != "" || !strings.Contains(errOut, `unknown scope "bogus"`) {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("the working directory holds %v (%v), want nothing: storage was opened", entries, err)
 	}
 }

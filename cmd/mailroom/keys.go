@@ -28,6 +28,11 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 	if *account == "" || *scopes == "" {
 		return usageError{"keys create needs --account and --scopes"}
 	}
+	// The flags are checked before storage is opened (or, on a first
+	// run, created).
+	if _, err := apikey.CheckNew(*name, strings.Split(*scopes, ","), cliKeyFields); err != nil {
+		return err
+	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
 		if err != nil {
