@@ -55,7 +55,7 @@ type SendAttachment struct {
 // the Message it describes, without ID and AccountID, which the service
 // assigns. idempotencyHeader holds the Idempotency-Key header's values, one
 // per field line (none when absent). tpl is the request's template rendered
-// with its variables (Templates.ForSend), nil when it names none: it gives
+// with its variables (package template's ForSend), nil when it names none: it gives
 // the bodies, and the sender and subject the request leaves out. All
 // problems, the template's among them, are reported together in one
 // validation *Error.

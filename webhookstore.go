@@ -6,7 +6,7 @@ import (
 )
 
 // WebhookStore keeps webhook endpoints, the outbox of deliveries and the
-// log of attempts (docs/design.md "Webhooks").
+// log of attempts (docs/design.md "How an event becomes a webhook").
 //
 // The outbox is filled by storage itself: every event written with a state
 // change (an accept, a delivery's outcome, a domain check) fans out, in the

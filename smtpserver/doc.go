@@ -14,6 +14,6 @@
 // thousands of connections or trickling a message must cost it almost
 // nothing.
 //
-// It imports the root package only, for the error codes that make a
-// failure temporary, and never a listener's package.
+// It imports the root package, for the error codes that make a
+// failure temporary, and the leaf positive, never a listener's package.
 package smtpserver
