@@ -28,7 +28,7 @@ var ownHeaders = map[string]bool{
 func extraFields(hs []mailroom.Header) (fields, error) {
 	var fs fields
 	for _, h := range hs {
-		if !isFieldName(h.Name) {
+		if !IsFieldName(h.Name) {
 			return nil, fmt.Errorf("compose: invalid header name %q", h.Name)
 		}
 		lower := strings.ToLower(h.Name)
@@ -46,10 +46,10 @@ func extraFields(hs []mailroom.Header) (fields, error) {
 	return fs, nil
 }
 
-// isFieldName reports whether s is an RFC 5322 §3.6.8 field-name (one or
+// IsFieldName reports whether s is an RFC 5322 §3.6.8 field-name (one or
 // more printable US-ASCII characters other than the colon), by the check
 // go-message's textproto makes before it writes a field.
-func isFieldName(s string) bool {
+func IsFieldName(s string) bool {
 	if s == "" {
 		return false
 	}

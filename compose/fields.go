@@ -63,7 +63,7 @@ const (
 // A CR or LF in the value is refused: it would end the field and start
 // another, the classic header-injection hole.
 func formatField(f field) ([]byte, error) {
-	if !isFieldName(f.name) {
+	if !IsFieldName(f.name) {
 		return nil, fmt.Errorf("invalid header name %q", f.name)
 	}
 	if strings.ContainsAny(f.value, "\r\n") {

@@ -9,6 +9,7 @@ import (
 	"github.com/emersion/go-message/textproto"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/compose"
 )
 
 // submittedHeader is a submitted message split at the end of its header:
@@ -61,7 +62,8 @@ func splitSubmitted(raw []byte) (*submittedHeader, string) {
 
 // checkFieldLines refuses a header line that is neither the start of a
 // field, an RFC 5322 §3.6.8 name (printable US-ASCII but for the colon,
-// no spaces) and a colon, nor a continuation of one (§2.2.3: it starts
+// no spaces: compose.IsFieldName, textproto's own check) and a colon, nor
+// a continuation of one (§2.2.3: it starts
 // with whitespace). textproto is lenient where the standard is not: it
 // trims spaces before the colon and skips a field with no name, and a
 // submission that a receiver would read otherwise must not be signed.
@@ -71,7 +73,7 @@ func checkFieldLines(head []byte) string {
 			continue
 		}
 		name, _, ok := bytes.Cut(line, []byte(":"))
-		if !ok || len(name) == 0 || bytes.ContainsFunc(name, func(c rune) bool { return c < '!' || c > '~' }) {
+		if !ok || !compose.IsFieldName(string(name)) {
 			line = bytes.TrimSuffix(line, []byte("\r\n"))
 			return fmt.Sprintf("the message's header has a line that is not a header field (%q); the header ends at the first empty line (RFC 5322 §2.1)",
 				mailroom.Excerpt(string(line), mailroom.MaxQuoted))
