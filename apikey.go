@@ -115,15 +115,15 @@ func ValidateKeyName(v *Validator, field, name string) {
 		v.Add(field, "at most 128 characters")
 	case strings.ContainsFunc(name, unicode.IsControl):
 		v.Add(field, "control characters are not allowed")
-	case strings.ContainsFunc(name, isInvisibleFormat):
+	case strings.ContainsFunc(name, IsInvisibleFormat):
 		v.Add(field, "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 	}
 }
 
-// isInvisibleFormat reports the characters that change how the text
+// IsInvisibleFormat reports the characters that change how the text
 // around them is displayed without being seen: Unicode's format characters
 // (Cf) and the line and paragraph separators (Zl, Zp).
-func isInvisibleFormat(r rune) bool {
+func IsInvisibleFormat(r rune) bool {
 	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 

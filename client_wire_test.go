@@ -36,7 +36,7 @@ func TestClientTypesMatchTheServers(t *testing.T) {
 		{reflect.TypeFor[api.SendRequest](), reflect.TypeFor[mailroom.SendRequest](), false},
 		{reflect.TypeFor[api.Attachment](), reflect.TypeFor[mailroom.SendAttachment](), false},
 		{reflect.TypeFor[api.TemplateRequest](), reflect.TypeFor[mailroom.TemplateRequest](), false},
-		{reflect.TypeFor[api.WebhookUpdateRequest](), reflect.TypeFor[mailroom.WebhookRequest](), false},
+		{reflect.TypeFor[api.WebhookUpdateRequest](), reflect.TypeFor[webhook.Request](), false},
 		{reflect.TypeFor[api.RescheduleRequest](), reflect.TypeFor[send.RescheduleRequest](), false},
 	} {
 		a, s := jsonFields(pair.api), jsonFields(pair.server)

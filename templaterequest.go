@@ -17,7 +17,7 @@ const (
 	// MaxVariablesBytes bounds the variables object of a send or render.
 	MaxVariablesBytes = 256 << 10
 	maxTemplateName   = 64
-	maxDescription    = 1000 // characters
+	MaxDescription    = 1000 // characters
 )
 
 // TemplateRequest is the body of POST /v1/templates and of PUT
@@ -56,11 +56,11 @@ func (r *TemplateRequest) Validate(v *Validator, current *TemplateRef) *Template
 	// name is (ValidateKeyName says why controls and invisible format
 	// characters are refused); PostgreSQL could not even store a NUL.
 	switch n := utf8.RuneCountInString(r.Description); {
-	case n > maxDescription:
-		v.Add("description", "has %d characters; at most %d are allowed", n, maxDescription)
+	case n > MaxDescription:
+		v.Add("description", "has %d characters; at most %d are allowed", n, MaxDescription)
 	case strings.ContainsFunc(r.Description, unicode.IsControl):
 		v.Add("description", "control characters (line breaks, NUL and others) are not allowed")
-	case strings.ContainsFunc(r.Description, isInvisibleFormat):
+	case strings.ContainsFunc(r.Description, IsInvisibleFormat):
 		v.Add("description", "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/webhook"
 )
 
 // toWebhook shows an endpoint as it stands at now (docs/api.md "Webhooks
@@ -66,7 +67,7 @@ func pathWebhook(r *http.Request) (string, error) {
 // createWebhook: POST /v1/webhooks answers 201 with the secret, shown this
 // once.
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
-	var req mailroom.WebhookRequest
+	var req webhook.Request
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -122,7 +123,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	var req mailroom.WebhookRequest
+	var req webhook.Request
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return

@@ -41,7 +41,7 @@ func BenchmarkDrainToOneEndpoint(b *testing.B) {
 			seal, _ := sealer.New([]byte(strings.Repeat("k", sealer.KeySize)))
 			svc := &Service{Store: s, Sealer: seal, Now: time.Now, CheckURL: func(context.Context, string) error { return nil }}
 			url, events := srv.URL+"/hook", []string{mailroom.EventEmailQueued}
-			if _, _, err := svc.Create(context.Background(), acct.ID, &mailroom.WebhookRequest{URL: &url, Events: &events}); err != nil {
+			if _, _, err := svc.Create(context.Background(), acct.ID, &Request{URL: &url, Events: &events}); err != nil {
 				b.Fatal(err)
 			}
 			roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs

@@ -33,7 +33,7 @@ type Service struct {
 
 // Create adds an endpoint and returns it with its secret, which is shown
 // this once.
-func (s *Service) Create(ctx context.Context, accountID string, req *mailroom.WebhookRequest) (*mailroom.WebhookEndpoint, string, error) {
+func (s *Service) Create(ctx context.Context, accountID string, req *Request) (*mailroom.WebhookEndpoint, string, error) {
 	c, err := req.Validate(true)
 	if err != nil {
 		return nil, "", err
@@ -81,7 +81,7 @@ func (s *Service) List(ctx context.Context, accountID string, page mailroom.Page
 // Update changes the fields req gives. A new URL is checked as a created
 // one is. Turning an endpoint on clears the reason it was off and its
 // failing time, so that it gets its five days again.
-func (s *Service) Update(ctx context.Context, accountID, id string, req *mailroom.WebhookRequest) (*mailroom.WebhookEndpoint, error) {
+func (s *Service) Update(ctx context.Context, accountID, id string, req *Request) (*mailroom.WebhookEndpoint, error) {
 	c, err := req.Validate(false)
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func (w *world) start(d *Dispatcher) (stop func()) {
 func (w *world) endpoint(url string) (*mailroom.WebhookEndpoint, string) {
 	w.t.Helper()
 	all := []string{mailroom.AllEventTypes}
-	e, secret, err := w.svc.Create(context.Background(), w.acct.ID, &mailroom.WebhookRequest{URL: &url, Events: &all})
+	e, secret, err := w.svc.Create(context.Background(), w.acct.ID, &Request{URL: &url, Events: &all})
 	if err != nil {
 		w.t.Fatalf("create webhook %s: %v", url, err)
 	}

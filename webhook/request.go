@@ -1,15 +1,17 @@
-package mailroom
+package webhook
 
 import (
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mailroom/mailroom"
 )
 
-// WebhookRequest is the body of POST /v1/webhooks and of PATCH
+// Request is the body of POST /v1/webhooks and of PATCH
 // /v1/webhooks/{id}: on a PATCH, a field left out keeps its value.
-type WebhookRequest struct {
+type Request struct {
 	URL         *string   `json:"url,omitempty"`
 	Events      *[]string `json:"events,omitempty"`
 	Description *string   `json:"description,omitempty"`
@@ -17,23 +19,23 @@ type WebhookRequest struct {
 	Enabled *bool `json:"enabled,omitempty"`
 }
 
-// maxWebhookEvents bounds the events list: every type once, and "*".
-var maxWebhookEvents = len(EventTypes) + 1
+// maxEvents bounds the events list: every type once, and "*".
+var maxEvents = len(mailroom.EventTypes) + 1
 
 // Validate checks what needs no network and returns the change it asks
 // for. create says the fields of a create are required.
-func (r *WebhookRequest) Validate(create bool) (WebhookChange, error) {
-	var v Validator
+func (r *Request) Validate(create bool) (mailroom.WebhookChange, error) {
+	var v mailroom.Validator
 	c := r.change(&v, create)
 	return c, v.Err()
 }
 
-func (r *WebhookRequest) change(v *Validator, create bool) WebhookChange {
-	var c WebhookChange
+func (r *Request) change(v *mailroom.Validator, create bool) mailroom.WebhookChange {
+	var c mailroom.WebhookChange
 	switch {
 	case r.URL != nil:
-		if u := *r.URL; len(u) > MaxWebhookURLBytes {
-			v.Add("url", "has %d bytes; at most %d are allowed", len(u), MaxWebhookURLBytes)
+		if u := *r.URL; len(u) > mailroom.MaxWebhookURLBytes {
+			v.Add("url", "has %d bytes; at most %d are allowed", len(u), mailroom.MaxWebhookURLBytes)
 		} else if !utf8.ValidString(u) || strings.ContainsFunc(u, func(c rune) bool { return unicode.IsControl(c) || unicode.IsSpace(c) }) {
 			v.Add("url", "must not contain spaces or control characters")
 		} else {
@@ -53,11 +55,11 @@ func (r *WebhookRequest) change(v *Validator, create bool) WebhookChange {
 	if r.Description != nil {
 		d := *r.Description
 		switch n := utf8.RuneCountInString(d); {
-		case n > maxDescription:
-			v.Add("description", "has %d characters; at most %d are allowed", n, maxDescription)
+		case n > mailroom.MaxDescription:
+			v.Add("description", "has %d characters; at most %d are allowed", n, mailroom.MaxDescription)
 		case strings.ContainsFunc(d, unicode.IsControl):
 			v.Add("description", "control characters (line breaks, NUL and others) are not allowed")
-		case strings.ContainsFunc(d, isInvisibleFormat):
+		case strings.ContainsFunc(d, mailroom.IsInvisibleFormat):
 			v.Add("description", "invisible formatting characters (such as bidi overrides, U+202A–U+202E, U+2066–U+2069) are not allowed")
 		default:
 			c.Description = &d
@@ -72,23 +74,23 @@ func (r *WebhookRequest) change(v *Validator, create bool) WebhookChange {
 
 // checkWebhookEvents validates a subscription list and returns it without
 // repeats; "*" with other types is "*" alone.
-func checkWebhookEvents(v *Validator, events []string) ([]string, bool) {
+func checkWebhookEvents(v *mailroom.Validator, events []string) ([]string, bool) {
 	if len(events) == 0 {
 		v.Add("events", `must name at least one event type, or "*" for all`)
 		return nil, false
 	}
-	if len(events) > maxWebhookEvents*2 {
-		v.Add("events", "has %d entries; there are only %d event types", len(events), len(EventTypes))
+	if len(events) > maxEvents*2 {
+		v.Add("events", "has %d entries; there are only %d event types", len(events), len(mailroom.EventTypes))
 		return nil, false
 	}
 	ok := true
 	var out []string
 	for i, t := range events {
 		switch {
-		case t == AllEventTypes:
-			return []string{AllEventTypes}, checkAllKnown(v, events)
-		case !IsEventType(t):
-			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, OwnText(strings.Join(EventTypes, ", ")))
+		case t == mailroom.AllEventTypes:
+			return []string{mailroom.AllEventTypes}, checkAllKnown(v, events)
+		case !mailroom.IsEventType(t):
+			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, mailroom.OwnText(strings.Join(mailroom.EventTypes, ", ")))
 			ok = false
 		case !slices.Contains(out, t):
 			out = append(out, t)
@@ -99,11 +101,11 @@ func checkWebhookEvents(v *Validator, events []string) ([]string, bool) {
 
 // checkAllKnown reports the unknown types of a list that holds "*" too:
 // a typo beside "*" is still a typo.
-func checkAllKnown(v *Validator, events []string) bool {
+func checkAllKnown(v *mailroom.Validator, events []string) bool {
 	ok := true
 	for i, t := range events {
-		if t != AllEventTypes && !IsEventType(t) {
-			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, OwnText(strings.Join(EventTypes, ", ")))
+		if t != mailroom.AllEventTypes && !mailroom.IsEventType(t) {
+			v.AddAt("events", i, "%q is not an event type; the types are %s, or \"*\" for all", t, mailroom.OwnText(strings.Join(mailroom.EventTypes, ", ")))
 			ok = false
 		}
 	}
