@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom/mailroom/client"
 	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/send"
+	"github.com/mailroom/mailroom/template"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -35,7 +36,7 @@ func TestClientTypesMatchTheServers(t *testing.T) {
 		{reflect.TypeFor[api.ErrorDetail](), reflect.TypeFor[mailroom.FieldError](), true},
 		{reflect.TypeFor[api.SendRequest](), reflect.TypeFor[mailroom.SendRequest](), false},
 		{reflect.TypeFor[api.Attachment](), reflect.TypeFor[mailroom.SendAttachment](), false},
-		{reflect.TypeFor[api.TemplateRequest](), reflect.TypeFor[mailroom.TemplateRequest](), false},
+		{reflect.TypeFor[api.TemplateRequest](), reflect.TypeFor[template.Request](), false},
 		{reflect.TypeFor[api.WebhookUpdateRequest](), reflect.TypeFor[webhook.Request](), false},
 		{reflect.TypeFor[api.RescheduleRequest](), reflect.TypeFor[send.RescheduleRequest](), false},
 	} {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/template"
 )
 
 // toTemplateSummary shows a template version as lists show it (docs/api.md
@@ -51,7 +52,7 @@ func pathTemplate(r *http.Request) string { return r.PathValue("template") }
 
 // createTemplate: POST /v1/templates.
 func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) {
-	var req mailroom.TemplateRequest
+	var req template.Request
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return
@@ -92,7 +93,7 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
 // updateTemplate: PUT /v1/templates/{template} replaces the content as a
 // new version.
 func (s *Server) updateTemplate(w http.ResponseWriter, r *http.Request) {
-	var req mailroom.TemplateRequest
+	var req template.Request
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, r, err)
 		return

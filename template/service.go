@@ -27,7 +27,7 @@ type Service struct {
 }
 
 // Create validates, parses and stores a new template as version 1.
-func (s *Service) Create(ctx context.Context, accountID string, req *mailroom.TemplateRequest) (*mailroom.Template, error) {
+func (s *Service) Create(ctx context.Context, accountID string, req *Request) (*mailroom.Template, error) {
 	t, err := s.prepare(ctx, accountID, req, nil)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func (s *Service) Create(ctx context.Context, accountID string, req *mailroom.Te
 }
 
 // Update replaces the content of an account's template: a new version.
-func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *mailroom.TemplateRequest) (*mailroom.Template, error) {
+func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *Request) (*mailroom.Template, error) {
 	current, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *m
 // sources, so that a template that is stored always renders; it returns
 // the template with its Variables: its own names and its layouts', which
 // a send must give as well.
-func (s *Service) prepare(ctx context.Context, accountID string, req *mailroom.TemplateRequest, current *mailroom.TemplateRef) (*mailroom.Template, error) {
+func (s *Service) prepare(ctx context.Context, accountID string, req *Request, current *mailroom.TemplateRef) (*mailroom.Template, error) {
 	var v mailroom.Validator
 	t := req.Validate(&v, current)
 	var layoutNames []string
