@@ -88,14 +88,9 @@ func (s *Service) newDomain(accountID, rawName string) (*mailroom.Domain, error)
 	return d, nil
 }
 
-// DKIMPrivateKey opens d's sealed PKCS#8 private key.
-func (s *Service) DKIMPrivateKey(d *mailroom.Domain) ([]byte, error) {
-	return s.Sealer.Open(d.DKIMPrivateKeySealed, []byte(d.ID))
-}
-
 // DKIMKey opens d's sealed private key into the key that signs its mail.
 func (s *Service) DKIMKey(d *mailroom.Domain) (mailroom.DKIMKey, error) {
-	private, err := s.DKIMPrivateKey(d)
+	private, err := s.Sealer.Open(d.DKIMPrivateKeySealed, []byte(d.ID))
 	if err != nil {
 		return mailroom.DKIMKey{}, err
 	}

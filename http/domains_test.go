@@ -248,10 +248,11 @@ func TestDKIMKeyEncryptedAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := e.domains.DKIMPrivateKey(d)
+	dkim, err := e.domains.DKIMKey(d)
 	if err != nil {
 		t.Fatal(err)
 	}
+	der := dkim.PrivateKeyPKCS8
 	key, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		t.Fatal(err)
