@@ -14,40 +14,6 @@ const (
 	MaxHeaderBytes       = 16 << 10 // names and values together, per message (docs/api.md "Limits")
 )
 
-// reservedHeaders are the headers Mailroom writes itself, by lower-case
-// name, with what to do instead. Any Content-* header is reserved too: the
-// MIME structure is Mailroom's.
-var reservedHeaders = map[string]string{
-	"from":                  "use the from field",
-	"to":                    "use the to field",
-	"cc":                    "use the cc field",
-	"bcc":                   "use the bcc field",
-	"reply-to":              "use the replyTo field",
-	"subject":               "use the subject field",
-	"sender":                "Mailroom sets the sender from the from field",
-	"date":                  "Mailroom sets it when the message is accepted",
-	"message-id":            "Mailroom sets it on the sending domain",
-	"mime-version":          "Mailroom writes the MIME structure",
-	"dkim-signature":        "Mailroom signs the message with the domain's key",
-	"return-path":           "the receiving server adds it from the envelope",
-	"received":              "servers add it as the message travels",
-	"list-unsubscribe":      `Mailroom sets it for mail with category "marketing" (RFC 8058)`,
-	"list-unsubscribe-post": `Mailroom sets it for mail with category "marketing" (RFC 8058)`,
-	// Headers that receivers read as written by a server they trust: a
-	// sender who could set them could forge the receiver's own verdicts.
-	"authentication-results": "the receiving server writes its verdict there (RFC 8601 §5); a sender must not",
-	"received-spf":           "the receiving server writes its SPF verdict there (RFC 7208 §9.1); a sender must not",
-	"delivered-to":           "the receiving server adds it on delivery; a sender must not",
-}
-
-// reservedHeaderPrefixes are families of headers that are refused as
-// reservedHeaders are, by lower-case prefix, with the reason.
-var reservedHeaderPrefixes = []struct{ prefix, msg string }{
-	{"content-", "is set by Mailroom, which writes the MIME structure; Content-* headers cannot be given here"},
-	{"arc-", "cannot be given here: ARC-* headers are the trust chain of forwarding servers (RFC 8617 §4), a sender must not write them"},
-	{"resent-", "cannot be given here: Resent-* headers record a resending by a mailbox's owner (RFC 5322 §3.6.6), not a first sending"},
-}
-
 // validateHeaders checks the extra headers and returns them sorted by
 // name, case-insensitively, so that the same request always gives the
 // same message. Problems are reported on the field "headers", naming the
@@ -95,7 +61,9 @@ func validateHeaders(v *Validator, headers map[string]string) []Header {
 }
 
 // checkHeaderName applies RFC 5322 §3.6.8 (field names are printable ASCII
-// other than colon) and refuses the headers Mailroom writes itself.
+// other than colon) and refuses every field that is not a client's own
+// (ClassifyHeaderField: the message's fields, which the request gives,
+// the ones Mailroom or servers on the way add, the ones receivers trust).
 func checkHeaderName(name string) string {
 	if name == "" {
 		return "a header name must not be empty"
@@ -114,14 +82,8 @@ func checkHeaderName(name string) string {
 			return "the name may contain only printable ASCII characters other than \":\", without spaces (RFC 5322 §3.6.8)"
 		}
 	}
-	lower := strings.ToLower(name)
-	if why, ok := reservedHeaders[lower]; ok {
+	if kind, why := ClassifyHeaderField(name); kind != HeaderCustom {
 		return "cannot be given here: " + why
-	}
-	for _, r := range reservedHeaderPrefixes {
-		if strings.HasPrefix(lower, r.prefix) {
-			return r.msg
-		}
 	}
 	return ""
 }

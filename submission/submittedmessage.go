@@ -35,8 +35,11 @@ const submissionDigestVersion = "mailroom.submission.v1\n"
 // the message to accept, its ID and CreatedAt given and Raw the bytes to
 // sign. The message is parsed only as far as needed (docs/api.md "SMTP
 // submission"): the header's fields are split, and the body is kept byte
-// for byte. The header loses its Bcc fields (RFC 5322 §3.6.3: the
-// receivers must not see them) and its Idempotency-Key, and gains a
+// for byte. The header is held to the API's header policy
+// (applyHeaderPolicy: trace fields removed; the fields Mailroom adds and
+// those receivers trust, and control characters, refused), loses its Bcc
+// fields (RFC 5322 §3.6.3: the receivers must not see them) and its
+// Idempotency-Key, and gains a
 // Message-ID and a Date when it lacks them (RFC 5322 §3.6: both are
 // required, and §3.6.4's id is on the sending domain, as the send path
 // makes it). The log's fields come from the header (From, Subject) and
@@ -64,6 +67,7 @@ func newSubmittedMessage(id string, now time.Time, mailFrom string, rcpts []stri
 		v.Add("header", "%s", mailroom.OwnText(problem))
 		return nil, "", v.Err()
 	}
+	msg.applyHeaderPolicy(&v)
 	fromAddr := submittedFrom(&v, msg.values("From"))
 	m.From, m.Domain = fromAddr, fromAddr.Domain()
 	m.IdempotencyKey = mailroom.ResolveIdempotencyKey(&v, nil, msg.values("Idempotency-Key"))
