@@ -29,8 +29,11 @@ type SendingDomains interface {
 // the domain's bounce subdomain (package inbound's ReturnPaths, which
 // opens the token again when a report comes back).
 type EnvelopeSenders interface {
-	// EnvelopeSender is the MAIL FROM of one delivery of a message to
-	// recipients, at returnPath.
+	// EnvelopeSender is the MAIL FROM of one SMTP transaction of a
+	// message to recipients, at returnPath. The recipients are those of
+	// that one transaction, at one domain: the token covers them (and
+	// the message's other recipients at their domain) and no other, so
+	// a caller must not reuse it for another transaction.
 	EnvelopeSender(messageID, returnPath string, recipients []string) string
 }
 

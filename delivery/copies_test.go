@@ -57,7 +57,7 @@ func TestMarketingIsDeliveredOneCopyPerRecipient(t *testing.T) {
 		}
 		rcpt := m.Rcpts[0]
 		received[rcpt] = m.Data
-		if !strings.HasPrefix(m.MailFrom, "b-") || !strings.HasSuffix(m.MailFrom, "@bounces."+sendingDomain) {
+		if !strings.HasPrefix(m.MailFrom, "b2-") || !strings.HasSuffix(m.MailFrom, "@bounces."+sendingDomain) {
 			t.Errorf("envelope sender %q", m.MailFrom)
 		}
 		h, err := mail.CreateReader(bytes.NewReader(m.Data))

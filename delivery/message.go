@@ -101,6 +101,9 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)
 	}
+	// The token covers this transaction's recipients (one, or one
+	// domain's) and no other: a report to it cannot touch a recipient at
+	// another domain.
 	delivery.MailFrom = d.ReturnPaths.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
 
 	ctx, cancel := context.WithDeadline(w.exchanges, deadline)

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net/smtp"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,6 +171,115 @@ func TestLateBouncesThroughTheInboundMX(t *testing.T) {
 		ev := c.Do(apitest.Request{Method: "GET", Path: "/v1/events?type=email.bounced&messageId=" + id, Key: key})
 		if !strings.Contains(string(ev.Body), `"async":true`) || !strings.Contains(string(ev.Body), `"bounceType":"hard"`) {
 			t.Fatalf("email.bounced: %s", ev.Body)
+		}
+	})
+}
+
+// arfReport is an abuse report (RFC 5965) about the message whose
+// Message-ID is messageID, naming rcpt in Original-Rcpt-To.
+func arfReport(messageID, rcpt string) string {
+	return fmt.Sprintf(`From: Feedback Loop <fbl@example.net>
+Subject: Abuse report
+Auto-Submitted: auto-generated
+MIME-Version: 1.0
+Content-Type: multipart/report; report-type=feedback-report; boundary="F1"
+
+--F1
+Content-Type: text/plain
+
+This is an abuse report.
+
+--F1
+Content-Type: message/feedback-report
+
+Feedback-Type: abuse
+User-Agent: ExampleFBL/1.0
+Version: 1
+Original-Rcpt-To: <%s>
+
+--F1
+Content-Type: text/rfc822-headers
+
+From: orders@shop.example
+To: %s
+Subject: Order
+Message-ID: %s
+
+--F1--
+`, rcpt, rcpt, messageID)
+}
+
+// A recipient who reads the Return-Path of its copy cannot make a Cc at
+// another domain bounced or complained, nor does a good token count at
+// another domain's bounce subdomain (issue 27); the receiving server's own
+// DSN still bounces its recipient.
+func TestCoRecipientCannotReportAnother(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		w := newWorld(t)
+		w.dns.SetMX("example.org", 10, "mx.example.net")
+		node, key, _ := w.startAcmeNode(t, eng, "--inbound-listen", "127.0.0.1:0")
+		w.verifyDomain(t, node.client, key, "two.example")
+		mx := node.inboundAddr(t)
+		c := node.client
+		r := c.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
+			"from": "orders@shop.example", "to": []string{"ann@example.net", "bob@example.net"}, "cc": []string{"carol@example.org"},
+			"subject": "Order", "text": "Thanks"}})
+		if r.Status != 200 {
+			t.Fatalf("send: %d %s", r.Status, r.Body)
+		}
+		id := r.Str("messageId")
+		returnPath, messageID := map[string]string{}, ""
+		for _, m := range w.mx.WaitMessages(t, 2, 30*time.Second) {
+			for _, rcpt := range m.Rcpts {
+				returnPath[rcpt] = m.MailFrom
+			}
+			messageID = messageIDOf(m.Data)
+		}
+		annRP := returnPath["ann@example.net"]
+		if annRP == "" || annRP == returnPath["carol@example.org"] || !strings.HasSuffix(annRP, "@bounces.shop.example") {
+			t.Fatalf("return paths %v", returnPath)
+		}
+		status := func() map[string]string {
+			out := map[string]string{}
+			m := c.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key}).Map()
+			rec, _ := m["recipients"].([]any)
+			for _, x := range rec {
+				r := x.(map[string]any)
+				out[fmt.Sprint(r["address"])] = fmt.Sprint(r["status"])
+			}
+			return out
+		}
+		poll.Until(t, 30*time.Second, "delivered", func() bool {
+			s := status()
+			return len(s) == 3 && !slices.ContainsFunc(slices.Collect(maps.Values(s)), func(v string) bool { return v != "delivered" })
+		})
+
+		// ann's Return-Path, naming carol: a DSN and an abuse report. The
+		// same token at another domain's bounce subdomain, naming ann.
+		elsewhere := strings.Replace(annRP, "@bounces.shop.example", "@bounces.two.example", 1)
+		for _, rep := range []struct{ to, body string }{
+			{annRP, postfixDSN("carol@example.org", "5.1.1", "failed", "550 5.1.1 user unknown")},
+			{annRP, arfReport(messageID, "carol@example.org")},
+			{elsewhere, postfixDSN("ann@example.net", "5.1.1", "failed", "550 5.1.1 user unknown")},
+			{elsewhere, arfReport(messageID, "bob@example.net")},
+		} {
+			if err := deliverReport(mx, rep.to, rep.body); err != nil {
+				t.Fatalf("report to %s: %v", rep.to, err)
+			}
+		}
+		// The legitimate bounce of bob, through the same return path, after
+		// the forgeries: when it shows, they have been applied too.
+		if err := deliverReport(mx, annRP, postfixDSN("bob@example.net", "5.1.1", "failed", "550 5.1.1 user unknown")); err != nil {
+			t.Fatal(err)
+		}
+		poll.Until(t, 10*time.Second, "bob turns bounced", func() bool { return status()["bob@example.net"] == "bounced" })
+		if s := status(); s["carol@example.org"] != "delivered" || s["ann@example.net"] != "delivered" {
+			t.Fatalf("after forged reports: %v", s)
+		}
+		for _, a := range []string{"carol@example.org", "ann@example.net"} {
+			if r := c.Do(apitest.Request{Method: "GET", Path: "/v1/suppressions/" + a, Key: key}); r.Status != 404 {
+				t.Fatalf("%s was suppressed: %d %s", a, r.Status, r.Body)
+			}
 		}
 	})
 }

@@ -88,7 +88,7 @@ func TestSendIsDeliveredSigned(t *testing.T) {
 			if !m.TLS {
 				t.Error("STARTTLS was offered but not used")
 			}
-			if !strings.HasPrefix(m.MailFrom, "b-") || !strings.HasSuffix(m.MailFrom, "@bounces.shop.example") {
+			if !strings.HasPrefix(m.MailFrom, "b2-") || !strings.HasSuffix(m.MailFrom, "@bounces.shop.example") {
 				t.Errorf("envelope sender %q is not on the bounce subdomain", m.MailFrom)
 			}
 		}

@@ -14,8 +14,9 @@ import (
 // (docs/api.md "Mail coming back"): a DSN bounces a recipient (even a
 // delivered one), a complaint marks it complained, and both suppress.
 // Nothing that does not verify changes anything: a report is matched
-// through its return-path token (ReturnPaths) or, for a complaint, the
-// original message it carries, and only to recipients that message had.
+// through its return-path token (ReturnPaths), and then only to the
+// recipients that token covers, or, for a complaint, through the original
+// message it carries, and then only to a message of one recipient.
 type Reports struct {
 	Store       mailroom.ReportStore
 	ReturnPaths ReturnPaths
@@ -85,54 +86,27 @@ func (s *Reports) drop(reason, rcpt string, r *mailroom.Report) {
 	}
 }
 
-// message finds the message a token names, remembering it for the match
-// that follows.
-type reportedMessage struct {
-	store mailroom.ReportStore
-	m     *mailroom.Message
-}
-
-func (rm *reportedMessage) recipients(ctx context.Context) func(string) ([]string, error) {
-	return func(id string) ([]string, error) {
-		m, err := rm.store.ReportedMessage(ctx, id)
+// open checks the token of the address a report came to, at the bounce
+// subdomain it came to, and returns the message and the token, which says
+// which of its recipients the report may change.
+func (s *Reports) open(ctx context.Context, rcpt string) (*mailroom.Message, ReturnPathToken, error) {
+	local, domain, ok := splitAddress(rcpt)
+	if !ok {
+		return nil, ReturnPathToken{}, nil
+	}
+	var m *mailroom.Message
+	tok, ok, err := s.ReturnPaths.Open(local, domain, func(id string) (*mailroom.Message, error) {
+		var err error
+		m, err = s.Store.ReportedMessage(ctx, id)
 		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return nil, nil
 		}
-		if err != nil {
-			return nil, err
-		}
-		rm.m = m
-		out := make([]string, len(m.Recipients))
-		for i, r := range m.Recipients {
-			out[i] = r.Address
-		}
-		return out, nil
-	}
-}
-
-// open checks the token of the address a report came to and returns the
-// message and the recipient it is bound to ("" for the whole message).
-func (s *Reports) open(ctx context.Context, rcpt string) (*mailroom.Message, string, error) {
-	local, _, ok := splitAddress(rcpt)
-	if !ok {
-		return nil, "", nil
-	}
-	rm := &reportedMessage{store: s.Store}
-	tok, ok, err := s.ReturnPaths.Open(local, rm.recipients(ctx))
+		return m, err
+	})
 	if err != nil || !ok {
-		return nil, "", err
+		return nil, ReturnPathToken{}, err
 	}
-	if rm.m == nil || rm.m.ID != tok.MessageID {
-		m, err := s.Store.ReportedMessage(ctx, tok.MessageID)
-		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
-			return nil, "", nil
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		rm.m = m
-	}
-	return rm.m, tok.Recipient, nil
+	return m, tok, nil
 }
 
 // recipientOf finds the message's recipient that addr names, ignoring case.
@@ -150,7 +124,7 @@ func recipientOf(m *mailroom.Message, addr string) *mailroom.Recipient {
 // (RFC 3464 §2.3.3, §2.3.4); a delay, or a failure with a temporary
 // status, only writes email.deferred; other actions change nothing.
 func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report) error {
-	m, bound, err := s.open(ctx, rcpt)
+	m, tok, err := s.open(ctx, rcpt)
 	if err != nil {
 		return err
 	}
@@ -164,12 +138,13 @@ func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report)
 		if target == nil {
 			target = recipientOf(m, block.OriginalRecipient)
 		}
-		if target == nil && bound != "" && len(r.Recipients) == 1 {
+		if target == nil && tok.Recipient != "" && len(r.Recipients) == 1 {
 			// A DSN for a delivery to one recipient, which the receiving
 			// side rewrote (an alias, a forward): the token names it.
-			target = recipientOf(m, bound)
+			target = recipientOf(m, tok.Recipient)
 		}
-		if target == nil || (bound != "" && !strings.EqualFold(target.Address, bound)) {
+		if target == nil || !tok.Covers(target.Address) {
+			// Not a recipient of the transaction the token was sent in.
 			continue
 		}
 		o := s.dsnOutcome(m, target, block, r.Text)
@@ -247,7 +222,7 @@ func replyOf(b mailroom.ReportRecipient) (int, string) {
 // if it was sent from this bounce subdomain's domain and to one recipient
 // alone.
 func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.Report) error {
-	m, bound, err := s.open(ctx, rcpt)
+	m, tok, err := s.open(ctx, rcpt)
 	if err != nil {
 		return err
 	}
@@ -273,11 +248,11 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.R
 		}
 	default:
 		target = recipientOf(m, r.OriginalRecipient)
-		if target == nil && bound != "" {
-			target = recipientOf(m, bound)
+		if target == nil && tok.Recipient != "" {
+			target = recipientOf(m, tok.Recipient)
 		}
 	}
-	if target == nil || (bound != "" && !strings.EqualFold(target.Address, bound)) {
+	if target == nil || (!byHeader && !tok.Covers(target.Address)) {
 		s.drop("unmatched", rcpt, r)
 		return nil
 	}

@@ -32,8 +32,13 @@ func reportsOn(s mailroom.Store) (*inbound.Reports, *[]string) {
 // delivered, as the delivery worker does.
 func delivered(t *testing.T, s mailroom.Store, acct *mailroom.Account, to ...string) *mailroom.Message {
 	t.Helper()
+	return deliver(t, s, NewMessage(acct, t0, to...))
+}
+
+// deliver accepts m and records each of its recipients as delivered.
+func deliver(t *testing.T, s mailroom.Store, m *mailroom.Message) *mailroom.Message {
+	t.Helper()
 	ctx := context.Background()
-	m := NewMessage(acct, t0, to...)
 	Try(s.AcceptMessage(ctx, m)).Must(t)
 	qs := Try(claim(s, "node_a", t0, 100)).Must(t)
 	var attempts []*mailroom.Attempt
@@ -144,7 +149,7 @@ func testReportsDelayAndForgery(t *testing.T, s mailroom.Store) {
 		// A token made under another key.
 		{forger.EnvelopeSender(m.ID, "bounces.shop.example", []string{"bob@example.net"}), fail("bob@example.net")},
 		// An altered token.
-		{strings.Replace(addr, "b-", "b-0", 1), fail("ann@example.net")},
+		{strings.Replace(addr, "-", "-0", 1), fail("ann@example.net")},
 		// A recipient the message did not have.
 		{bounceAddress(rp, m, "ann@example.net", "bob@example.net"), fail("carol@example.net")},
 		// An auto-reply.

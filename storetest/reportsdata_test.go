@@ -32,7 +32,7 @@ func testReportsEventData(t *testing.T, s mailroom.Store) {
 				DiagnosticCode: "550 5.1.1 <ann@example.net>: User unknown & \"gone\""}}}},
 		{bounceAddress(rp, m, "bob@example.net"), &mailroom.Report{Kind: mailroom.ReportDSN,
 			Recipients: []mailroom.ReportRecipient{{FinalRecipient: "bob@example.net", Action: "delayed", Status: "4.4.7"}}}},
-		{bounceAddress(rp, m), &mailroom.Report{Kind: mailroom.ReportComplaint, FeedbackType: "abuse", Text: "This is spam <really>",
+		{bounceAddress(rp, m, "ann@example.net", "bob@example.net"), &mailroom.Report{Kind: mailroom.ReportComplaint, FeedbackType: "abuse", Text: "This is spam <really>",
 			OriginalRecipient: "bob@example.net"}},
 	}
 	for _, r := range reports {

@@ -154,7 +154,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
-	returnPaths := inbound.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel)}
+	returnPaths := inbound.ReturnPaths{Key: seal.DeriveKey(returnPathKeyLabel), BounceSubdomain: domains.ReturnPathDomain}
 	svc.deliverer.ReturnPaths = returnPaths
 	unsubscribes, err := c.unsubscribes(store, seal, svc.signer)
 	if err != nil {
