@@ -24,9 +24,8 @@ import (
 // address space (RFC 6598 CGNAT), "this network" (RFC 791), IETF protocol
 // assignments (RFC 6890), benchmarking (RFC 2544), the reserved 240/4 and
 // the limited broadcast, the documentation ranges (RFC 5737, RFC 3849),
-// IPv4-compatible IPv6 (::/96, RFC 4291 §2.5.5.1, deprecated), NAT64 (RFC 6052: it embeds an IPv4 address, which may be private),
-// 6to4 (RFC 3056, likewise), discard-only (RFC 6666) and the deprecated
-// site-local fec0::/10 (RFC 3879), still routed inside some networks.
+// discard-only (RFC 6666) and the deprecated site-local fec0::/10 (RFC
+// 3879), still routed inside some networks.
 var refused = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -36,13 +35,44 @@ var refused = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("::/96"),
-	netip.MustParsePrefix("64:ff9b::/96"),
-	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("2002::/16"),
 	netip.MustParsePrefix("fec0::/10"),
+}
+
+// embedsIPv4 are the IPv6 ranges whose addresses carry an IPv4 address
+// that a translator, relay or tunnel on the path may turn into an IPv4
+// connection: to a private or loopback address, if that is what is
+// inside. Each is refused whole, whatever the IPv4 address inside, rather
+// than decoded: a receiver with a public IPv4 address is reached by that
+// address, and no webhook receiver needs one of these forms. The
+// IPv4-mapped form (::ffff:0:0/96) is not among them: a connection to it
+// is an IPv4 connection to exactly the address inside, which refusal
+// checks as such.
+var embedsIPv4 = []struct {
+	prefix netip.Prefix
+	form   string
+}{
+	// RFC 4291 §2.5.5.1: deprecated, yet some stacks still route it to
+	// the IPv4 address in its last 32 bits.
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	// RFC 6145 §2.1 (SIIT): ::ffff:0:a.b.c.d, translated to a.b.c.d.
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "SIIT IPv4-translated"},
+	// RFC 6052 §2.1 and RFC 8215: the NAT64 well-known and local-use
+	// prefixes, translated to the IPv4 address inside. A network-specific
+	// prefix (RFC 6052 §2.2) is the operator's own choice and cannot be
+	// recognised here: docs/api.md "Webhooks" says so.
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 local-use"},
+	// RFC 4380 §4 (Teredo): bits 32-63 are the Teredo server's IPv4
+	// address, the last 32 bits the client's, inverted; a relay sends the
+	// packets over UDP to the client's address. Refused whole: both
+	// addresses would need checking, Teredo's public service has ended,
+	// and no webhook receiver is reached through it.
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	// RFC 3056 §2 (6to4): bits 16-47 are the IPv4 address of the site's
+	// relay.
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
 }
 
 // ErrRefused is wrapped by every refusal of an address.
@@ -52,7 +82,8 @@ var ErrRefused = errors.New("address not allowed")
 // unicast address: loopback, private (RFC 1918, RFC 4193 fc00::/7),
 // link-local (169.254/16, where cloud metadata services answer, and
 // fe80::/10), multicast, unspecified and the ranges of refused are not,
-// nor any of them written as an IPv4-mapped IPv6 address (::ffff:127.0.0.1).
+// nor any of them written as an IPv4-mapped IPv6 address (::ffff:127.0.0.1),
+// nor any IPv6 address of a form that holds an IPv4 address (embedsIPv4).
 func CheckAddr(a netip.Addr) error {
 	if what := refusal(a); what != "" {
 		return fmt.Errorf("%s is %s: %w", a, what, ErrRefused)
@@ -81,6 +112,11 @@ func refusal(a netip.Addr) string {
 	for _, p := range refused {
 		if p.Contains(a) {
 			return "a reserved address (" + p.String() + ")"
+		}
+	}
+	for _, e := range embedsIPv4 {
+		if e.prefix.Contains(a) {
+			return "an IPv6 address holding an IPv4 address (" + e.form + ", " + e.prefix.String() + ")"
 		}
 	}
 	return ""

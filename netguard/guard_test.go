@@ -95,6 +95,8 @@ func TestCheckURL(t *testing.T) {
 		{"https://mixed.example/", "fd00::1, a private address"},
 		{"https://127.0.0.1/", "loopback"},
 		{"https://[::ffff:10.1.2.3]/", "private"},
+		{"https://[2001:0:a00:1::80ff:fffe]/", "Teredo"},
+		{"https://[::ffff:0:10.1.2.3]/", "SIIT"},
 		{"https://nowhere.example/", "does not resolve"},
 		{"https://public.example:99999/", "not a number from 1 to 65535"},
 		{"https://public.example:0/", "not a number from 1 to 65535"},
@@ -115,6 +117,35 @@ func TestCheckURL(t *testing.T) {
 	for _, u := range []string{"http://sneaky.example:8080/hooks", "https://127.0.0.1/"} {
 		if err := netguard.CheckURL(ctx, r, u, true); err != nil {
 			t.Errorf("CheckURL(%q, allowPrivate) = %v", u, err)
+		}
+	}
+}
+
+// Every IPv6 form that carries an IPv4 address inside it is refused, so
+// that no such form can lead a webhook to an address the IPv4 check would
+// refuse: each is given with a private or loopback IPv4 inside, and with a
+// public one (refused too: the whole range is refused, not only the
+// forms whose inner address is private).
+func TestCheckAddrRefusesIPv6EmbeddingIPv4(t *testing.T) {
+	for _, tc := range []struct{ form, addr string }{
+		{"IPv4-mapped (RFC 4291 §2.5.5.2), 127.0.0.1", "::ffff:127.0.0.1"},
+		{"IPv4-mapped, 10.0.0.1", "::ffff:a00:1"},
+		{"SIIT IPv4-translated (RFC 6145), 127.0.0.1", "::ffff:0:7f00:1"},
+		{"SIIT IPv4-translated, 169.254.169.254", "::ffff:0:a9fe:a9fe"},
+		{"SIIT IPv4-translated, 8.8.8.8", "::ffff:0:808:808"},
+		{"Teredo (RFC 4380), client 127.0.0.1 behind server 10.0.0.1", "2001:0:a00:1:0:0:80ff:fffe"},
+		{"Teredo, client 10.0.0.1 behind server 65.54.227.120", "2001:0:4136:e378:8000:63bf:f5ff:fffe"},
+		{"Teredo, client 192.0.2.45 behind server 65.54.227.120 (RFC 4380's example)", "2001:0:4136:e378:8000:63bf:3fff:fdd2"},
+		{"NAT64 well-known prefix (RFC 6052 §2.1), 127.0.0.1", "64:ff9b::7f00:1"},
+		{"NAT64 well-known prefix, 8.8.8.8", "64:ff9b::808:808"},
+		{"NAT64 local-use prefix (RFC 8215), 10.0.0.1", "64:ff9b:1:a00:0:100::"},
+		{"IPv4-compatible (RFC 4291 §2.5.5.1, deprecated), 127.0.0.1", "::7f00:1"},
+		{"IPv4-compatible, 8.8.8.8", "::808:808"},
+		{"6to4 (RFC 3056), 10.0.0.1", "2002:a00:1::1"},
+		{"6to4, 127.0.0.1", "2002:7f00:1::1"},
+	} {
+		if err := netguard.CheckAddr(netip.MustParseAddr(tc.addr)); !errors.Is(err, netguard.ErrRefused) {
+			t.Errorf("%s: CheckAddr(%s) = %v, want refused", tc.form, tc.addr, err)
 		}
 	}
 }

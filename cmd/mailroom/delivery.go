@@ -31,7 +31,7 @@ type deliveryFlags struct {
 
 func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mode, "delivery", "", "how mail leaves: `MODE` is direct, relay or capture (default direct; capture with --dev)")
-	fs.StringVar(&f.relayURL, "relay-url", "", "the smarthost `URL` for relay mode: smtp://user:pass@host:port, or smtps:// for implicit TLS")
+	secretFlag(fs, &f.relayURL, "relay-url", "the smarthost `URL` for relay mode: smtp://user:pass@host:port, or smtps:// for implicit TLS")
 	fs.IntVar(&f.smtpPort, "smtp-port", 25, "the `PORT` dialled on MX hosts")
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")

@@ -35,8 +35,9 @@ func envName(flagName string) string {
 
 // parseFlags parses args, allowing flags before and after positional
 // arguments (`accounts create acme --data-dir x`), then fills every flag
-// not given on the command line from its environment twin. It returns the
-// positional arguments, or flag.ErrHelp when -h or --help was given.
+// not given on the command line from its environment twin, then reads the
+// secret flags given as files (readSecretFiles). It returns the positional
+// arguments, or flag.ErrHelp when -h or --help was given.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -65,6 +66,9 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			err = usageError{fmt.Sprintf("%s: %v", envName(f.Name), e)}
 		}
 	})
+	if err == nil {
+		err = readSecretFiles(fs)
+	}
 	return positional, err
 }
 

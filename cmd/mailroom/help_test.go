@@ -36,7 +36,7 @@ func helpFlags(t *testing.T, help string) []string {
 	return names
 }
 
-var storage = []string{"data-dir", "database-url"}
+var storage = []string{"data-dir", "database-url", "database-url-file"}
 
 // apiFlagNames are the flags of every command that calls the API.
 var apiFlagNames = []string{"cacert", "data-dir", "key", "retries", "url"}
@@ -49,6 +49,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
 		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
+	serveFlags = append(serveFlags, "database-url-file", "relay-url-file", "secret-key-file")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names

@@ -76,7 +76,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "private key `FILE` (PEM) of --tls-cert")
-	fs.StringVar(&c.secretKey, "secret-key", "", "`BASE64` of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
+	secretFlag(fs, &c.secretKey, "secret-key", "`BASE64` of 32 bytes that encrypts DKIM keys and webhook secrets at rest; nodes sharing PostgreSQL need the same")
 	fs.StringVar(&c.hostname, "hostname", defaultHostname(), "this host's fully qualified `NAME`: EHLO, Message-ID fallbacks, the self-signed certificate and the default SPF and MX records name it")
 	fs.StringVar(&c.publicURL, "public-url", "", "the service's public HTTPS base `URL`, which marketing mail's one-click unsubscribe links point at (default https://<hostname>; with --dev, the address it serves)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "the `HOST:PORT` of Prometheus metrics and pprof; empty disables")

@@ -19,7 +19,7 @@ type storageFlags struct {
 
 func (f *storageFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dataDir, "data-dir", "./mailroom-data", "the `DIR` where SQLite, the generated TLS certificate and the secret key live")
-	fs.StringVar(&f.databaseURL, "database-url", "", "a PostgreSQL `URL` (postgres://…); empty for SQLite in --data-dir")
+	secretFlag(fs, &f.databaseURL, "database-url", "a PostgreSQL `URL` (postgres://…); empty for SQLite in --data-dir")
 }
 
 // open opens and migrates the configured store.
