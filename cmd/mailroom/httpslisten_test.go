@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serve --dev on an address other machines can reach is refused at once,
+// before any key is made or printed: the key has every scope, and --dev's
+// webhooks reach private addresses.
+func TestDevRefusesANetworkListen(t *testing.T) {
+	for _, listen := range []string{":0", "0.0.0.0:0", "[::]:0", "192.0.2.10:0", "[2001:db8::1]:0"} {
+		dir := t.TempDir()
+		// A deadline, so that serve started by mistake fails the test
+		// rather than run on.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, []string{"serve", "--dev", "--listen", listen, "--data-dir", dir}, &stdout, &stderr)
+		cancel()
+		if code != 2 || !strings.Contains(stderr.String(), "--dev listens on loopback only") ||
+			!strings.Contains(stderr.String(), "--dev-listen-anywhere") {
+			t.Errorf("--listen %s: exit %d, stderr %q", listen, code, stderr.String())
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("--listen %s: printed %q", listen, stdout.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, devKeyFile)); err == nil {
+			t.Errorf("--listen %s: a dev key was made", listen)
+		}
+	}
+}
+
+// What --dev accepts, and the flags' own mistakes.
+func TestHTTPSFlagsCheck(t *testing.T) {
+	ctx := context.Background()
+	for _, listen := range []string{"127.0.0.1:8443", "127.0.0.2:0", "[::1]:8443", "[::ffff:127.0.0.1]:0", "localhost:8443"} {
+		if p := devListenProblem(ctx, listen); p != "" {
+			t.Errorf("--listen %s: %s", listen, p)
+		}
+	}
+	ok := httpsFlags{maxConns: 10, maxConnsPerAddress: 2}
+	if err := ok.check(ctx, true, defaultDevListen); err != nil {
+		t.Errorf("--dev on its default address: %v", err)
+	}
+	anywhere := ok
+	anywhere.devListenAnywhere = true
+	if err := anywhere.check(ctx, true, ":8443"); err != nil {
+		t.Errorf("--dev --dev-listen-anywhere --listen :8443: %v", err)
+	}
+	if err := ok.check(ctx, false, ":8443"); err != nil {
+		t.Errorf("--listen :8443 without --dev: %v", err)
+	}
+	for name, f := range map[string]httpsFlags{
+		"--dev-listen-anywhere without --dev": anywhere,
+		"--max-connections 0":                 {maxConns: 0, maxConnsPerAddress: 2},
+		"--max-connections-per-address -1":    {maxConns: 10, maxConnsPerAddress: -1},
+	} {
+		if err := f.check(ctx, false, ":8443"); err == nil {
+			t.Errorf("%s: accepted", name)
+		} else if _, usage := err.(usageError); !usage {
+			t.Errorf("%s: %v is not a usage error", name, err)
+		}
+	}
+}
