@@ -3,11 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mailroom/mailroom/poll"
 )
 
 // serve --dev on an address other machines can reach is refused at once,
@@ -66,4 +72,68 @@ func TestHTTPSFlagsCheck(t *testing.T) {
 			t.Errorf("%s: %v is not a usage error", name, err)
 		}
 	}
+}
+
+// The listener serve opens holds --max-connections-per-address per client
+// and resets the next one as it is accepted, counting it.
+func TestHTTPSListenerIsCapped(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := httpsFlags{maxConns: 10, maxConnsPerAddress: 1}
+	ln, err := f.listen("127.0.0.1:0", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	held, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	c := <-accepted
+	defer c.Close()
+
+	if over, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		_ = over.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = over.Read(make([]byte, 1))
+		_ = over.Close()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal("the connection past --max-connections-per-address was held")
+		}
+	}
+	if !poll.Within(5*time.Second, func() bool { return refusedPerAddress(t, reg) == 1 }) {
+		t.Fatalf("%v refusals counted, want 1", refusedPerAddress(t, reg))
+	}
+}
+
+// refusedPerAddress reads mailroom_http_connections_refused_total{reason="per_address"}.
+func refusedPerAddress(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "mailroom_http_connections_refused_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == "per_address" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
