@@ -43,6 +43,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		defer s.metrics.inFlight.Dec()
 		info := &requestInfo{requestID: requestID(r, s.now()), route: "unmatched"}
 		w.Header().Set("X-Request-Id", info.requestID)
+		setSecurityHeaders(w.Header(), r, !s.NoHSTS)
 		rec := &statusRecorder{ResponseWriter: w}
 		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 

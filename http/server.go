@@ -59,6 +59,9 @@ type Server struct {
 	StorageBudget time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// NoHSTS leaves Strict-Transport-Security out of every answer, for
+	// serve --dev (securityheaders.go says why).
+	NoHSTS bool
 
 	log     *slog.Logger
 	metrics *metrics
@@ -89,10 +92,13 @@ func (s *Server) Handler() http.Handler {
 }
 
 // NewHTTPServer wraps h in an *http.Server with the timeouts and limits
-// that keep a slow or oversized client from holding the server: headers
-// must arrive within 10 s and stay under 64 KiB; a whole request may take 2
-// minutes (16 MiB on a slow link), and an idle keep-alive connection is
-// closed after 2 minutes.
+// that keep a slow or oversized client from holding the server: the TLS
+// handshake must end within 10 s (net/http takes the shortest of the
+// timeouts for it), and so must each request's headers, which stay under
+// 64 KiB; a whole request may take 2 minutes (16 MiB on a slow link), and
+// an idle keep-alive connection, HTTP/1.1 or HTTP/2, is closed after 2
+// minutes. So every connection that does nothing ends within 2 minutes;
+// how many may be held meanwhile is LimitConnections'.
 func NewHTTPServer(addr string, h http.Handler, tlsConfig *tls.Config, log *slog.Logger) *http.Server {
 	return &http.Server{
 		Addr:              addr,

@@ -46,7 +46,7 @@ var apiFlagNames = []string{"cacert", "data-dir", "key", "retries", "url"}
 // reads: a flag listed but ignored would be a lie to the operator.
 func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
-		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
+		"dev-listen-anywhere", "dns-server", "hostname", "listen", "log-format", "max-connections", "max-connections-per-address", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
 		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
 	serveFlags = append(serveFlags, "database-url-file", "relay-url-file", "secret-key-file")

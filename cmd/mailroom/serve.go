@@ -38,6 +38,7 @@ type serveConfig struct {
 	webhookFlags
 	inboundFlags
 	submissionFlags
+	httpsFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -72,6 +73,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.webhookFlags.register(fs)
 	c.inboundFlags.register(fs)
 	c.submissionFlags.register(fs)
+	c.httpsFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -98,6 +100,9 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 			c.listen = defaultDevListen
 		}
 	}
+	if err := c.httpsFlags.check(ctx, c.dev, c.listen); err != nil {
+		return err
+	}
 	if c.dev {
 		// A developer's receiver runs on the same machine, over http.
 		c.webhookFlags.allowPrivate = true
@@ -107,6 +112,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 		return err
 	}
 	slog.SetDefault(log)
+	c.httpsFlags.warn(c.dev, c.listen, log)
 	if problem := mailroom.HostnameProblem(c.hostname); problem != "" {
 		// A warning, not a refusal: a laptop running --dev needs no DNS.
 		log.Warn(fmt.Sprintf("--hostname %q %s: EHLO, the default SPF record (a:%s) and the return-path MX name it, and receivers cannot resolve it; "+
@@ -239,6 +245,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Limiter:      limiter,
 		Log:          log,
 		Metrics:      registry,
+		NoHSTS:       c.dev,
 	}
 
 	reports := &inbound.Reports{Store: store, ReturnPaths: returnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
@@ -256,7 +263,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	defer stopSubmission()
 
-	ln, err := net.Listen("tcp", c.listen)
+	ln, err := c.httpsFlags.listen(c.listen, registry)
 	if err != nil {
 		stopBackground()
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
