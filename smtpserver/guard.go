@@ -66,10 +66,11 @@ type sessionGuard struct {
 	reads     int
 	// acted says that a session method acted on the command in hand.
 	acted bool
-	// message: a message is being received; with DATA the deadlines set
-	// meanwhile are the DATA reader's; with BDAT they come before each
-	// chunk's command.
+	// message: a message is being received, since messageStart; with DATA
+	// the deadlines set meanwhile are the DATA reader's; with BDAT they
+	// come before each chunk's command.
 	message, bdat bool
+	messageStart  time.Time
 	junk, errs    int
 	// closed: the connection is closed, by the guard or otherwise.
 	closed bool
@@ -104,7 +105,7 @@ func (g *sessionGuard) beforeRead() error {
 		outcome = OutcomeClosedErrors
 	case g.junk > g.lim.MaxJunkCommands:
 		outcome = OutcomeClosedJunk
-	case time.Since(g.start) >= g.lim.SessionTimeout:
+	case time.Since(g.start) >= g.lim.SessionTimeout && !g.bdatUnderWay():
 		outcome = OutcomeClosedSessionTimeout
 	}
 	if outcome == "" {
@@ -125,6 +126,13 @@ func (g *sessionGuard) beforeRead() error {
 	_ = out.Close()
 	// go-smtp ends the connection quietly on a closed one.
 	return net.ErrClosed
+}
+
+// bdatUnderWay says that a message is being received in BDAT chunks,
+// for less than DataTimeout: it may finish past SessionTimeout, as one
+// with DATA does (whose commands are not read meanwhile); g.mu is held.
+func (g *sessionGuard) bdatUnderWay() bool {
+	return g.message && g.bdat && time.Since(g.messageStart) < g.lim.DataTimeout
 }
 
 // replyConn is the connection a reply goes through now, nil when TLS
@@ -188,6 +196,7 @@ func (g *sessionGuard) beginMessage(bdat bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.message, g.bdat, g.acted = true, bdat, true
+	g.messageStart = time.Now()
 }
 
 func (g *sessionGuard) endMessage(err error) {

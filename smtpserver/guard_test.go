@@ -124,3 +124,23 @@ func TestSessionPastItsTimeIsClosed(t *testing.T) {
 		t.Errorf("closed_session_timeout = %d, want 1", n)
 	}
 }
+
+// TestMessageUnderWayFinishesPastTheSessionTime: a message sent in BDAT
+// chunks when the session's time runs out is taken, and the session ends
+// after it.
+func TestMessageUnderWayFinishesPastTheSessionTime(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ts := start(t, smtpserver.Limits{SessionTimeout: timeout})
+	c := smtpservertest.Dial(t, ts.addr)
+	began := time.Now()
+	c.Expect("220 ")
+	c.Send("EHLO client.test\r\n")
+	c.Expect("250 ")
+	c.Repeat("MAIL FROM:<a@client.test>\r\n", "250 ", 1)
+	c.Repeat("RCPT TO:<b@mx.test>\r\n", "250 ", 1)
+	c.Repeat("BDAT 6\r\nchunk\n", "250 ", 1)
+	poll.Until(t, 10*time.Second, "the session's time does not pass", func() bool { return time.Since(began) > 2*timeout })
+	c.Repeat("BDAT 6\r\nchunk\n", "250 ", 1)
+	c.Repeat("BDAT 0 LAST\r\n", "250 ", 1)
+	c.ExpectLast("421 4.7.0 mx.test session time limit reached, closing connection")
+}
