@@ -40,11 +40,11 @@ const (
 	// sender with a few wrong recipients in each of many messages stays
 	// far below it; one probing addresses, or keys, meets it after 20.
 	DefaultMaxErrors = 20
-	// DefaultSessionTimeout bounds a whole session: no command is taken
-	// after it, however busy the client keeps the connection, so that a
-	// connection slot is held for a bounded time. A client that reconnects
-	// costs a handshake; pooled clients reconnect after a 421 (RFC 5321
-	// §3.8).
+	// DefaultSessionTimeout bounds a whole session, however busy the
+	// client keeps the connection, so that a connection slot is held for
+	// a bounded time (with ReadTimeout for the last command, DataTimeout
+	// for a message under way). A client that reconnects costs a
+	// handshake; pooled clients reconnect after a 421 (RFC 5321 §3.8).
 	DefaultSessionTimeout = 30 * time.Minute
 )
 
@@ -82,9 +82,9 @@ type Limits struct {
 	// temporary failure of the service (ServiceFailure) is not counted.
 	MaxJunkCommands int
 	MaxErrors       int
-	// SessionTimeout bounds a session: once it has passed, the next
-	// command is answered 421 4.7.0 and the connection closed. A message
-	// under way with DATA finishes first (DataTimeout bounds it).
+	// SessionTimeout bounds a session: once it has passed, the reply to
+	// the next command is followed by 421 4.7.0 and the connection is
+	// closed. A message under way finishes first, within DataTimeout.
 	SessionTimeout time.Duration
 }
 
