@@ -66,8 +66,11 @@ type ReportRecipient struct {
 
 // ReportStore is what package inbound's Reports service reads and writes.
 type ReportStore interface {
-	// ReturnPathDomainExists says whether some account's domain has
-	// domain as its bounce subdomain.
+	// ReturnPathDomainExists says whether some account's domain that can
+	// send (DomainStatus.CanSend: its return-path MX record was found in
+	// DNS when it was verified) has domain as its bounce subdomain. A
+	// pending or failed domain's is not: the MX would otherwise tell who
+	// added which domain before its owner published anything.
 	ReturnPathDomainExists(ctx context.Context, domain string) (bool, error)
 	// ReportedMessage finds a message by id, whatever its account, with
 	// its recipients (a report names no account); ECodeNotFound when

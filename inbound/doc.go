@@ -18,7 +18,7 @@ import (
 // report to: Reports.
 type Handler interface {
 	// Accepts says whether rcpt is an address this MX takes mail for (at
-	// the bounce subdomain of a domain some account has added).
+	// the bounce subdomain of a domain some account has verified).
 	Accepts(ctx context.Context, rcpt string) (bool, error)
 	// Apply processes the report r, received for rcpt (a message with
 	// several accepted recipients is applied once for each).

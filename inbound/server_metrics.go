@@ -7,7 +7,8 @@ import (
 )
 
 // Outcomes the Server reports through Observe. Per connection:
-// OutcomeConnRefused. Per RCPT: OutcomeRcptRefused, OutcomeRcptError. Per
+// OutcomeConnRefused, and for a session the server ended,
+// OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout. Per RCPT: OutcomeRcptRefused, OutcomeRcptError. Per
 // message: OutcomeTooLarge, OutcomeAborted, OutcomeUnparsed, and, once for
 // each of its recipients, one of OutcomeApplied, OutcomeUnavailable,
 // OutcomeFailed. What the Handler drops (auto-replies, reports matching
@@ -17,6 +18,12 @@ const (
 	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns,
 	// answered 421.
 	OutcomeConnRefused = smtpserver.OutcomeConnRefused
+	// OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout:
+	// a session past MaxJunkCommands, MaxErrors or SessionTimeout,
+	// answered 421 4.7.0 and closed.
+	OutcomeClosedJunk           = smtpserver.OutcomeClosedJunk
+	OutcomeClosedErrors         = smtpserver.OutcomeClosedErrors
+	OutcomeClosedSessionTimeout = smtpserver.OutcomeClosedSessionTimeout
 	// OutcomeRcptRefused: a recipient the Handler does not take, answered
 	// 550 5.1.1.
 	OutcomeRcptRefused = "rcpt_refused"
@@ -44,7 +51,8 @@ const (
 // Outcomes lists every outcome, so that each counter exists at 0 from the
 // start.
 var Outcomes = []string{
-	OutcomeConnRefused, OutcomeRcptRefused, OutcomeRcptError,
+	OutcomeConnRefused, OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout,
+	OutcomeRcptRefused, OutcomeRcptError,
 	OutcomeTooLarge, OutcomeAborted, OutcomeUnparsed,
 	OutcomeApplied, OutcomeUnavailable, OutcomeFailed,
 }
@@ -52,10 +60,11 @@ var Outcomes = []string{
 // Metrics registers the return-path MX's counter on reg and returns the
 // hook to set as Server.Observe. An operator sees from it that reports
 // arrive and are applied, that storage turned them away (unavailable), or
-// that something hammers the MX (refused connections and recipients).
+// that something hammers the MX (refused connections and recipients,
+// sessions closed for junk or errors).
 func Metrics(reg prometheus.Registerer) func(outcome string) {
 	return smtpserver.Metrics(reg, "mailroom_inbound_smtp_total",
 		"What the return-path MX did with connections, recipients and messages, by outcome "+
-			"(conn_refused, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed).",
+			"(conn_refused, closed_junk, closed_errors, closed_session_timeout, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed).",
 		Outcomes)
 }

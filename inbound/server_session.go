@@ -20,8 +20,8 @@ var (
 	// RFC 5321 §4.2.2 and RFC 3463 §3.2 (5.1.1, bad destination mailbox).
 	errNoSuchUser = smtpserver.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here (this server takes mail for bounce addresses only)")
 	// 4.3.0: a temporary failure of the receiving system (RFC 3463 §3.5).
-	errRcptTemporary = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure looking up the recipient, try again later")
-	errUnavailable   = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure processing the message, try again later")
+	errRcptTemporary = smtpserver.ServiceFailure(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure looking up the recipient, try again later")
+	errUnavailable   = smtpserver.ServiceFailure(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure processing the message, try again later")
 )
 
 // backend makes a session per client greeting.

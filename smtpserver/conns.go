@@ -82,6 +82,9 @@ type Listener struct {
 	// OnRefuse, when set, hears of each refusal (a log line, a metric).
 	OnRefuse func(remote net.Addr, reason string)
 	Silent   bool
+	// guard, when set, makes the guard of each connection taken: the
+	// Server's session limits (sessionGuard).
+	guard func(raw net.Conn) *sessionGuard
 
 	mu     sync.Mutex
 	closed bool
@@ -106,6 +109,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if lc == nil {
 			l.refuse(c, reason)
 			continue
+		}
+		if l.guard != nil {
+			lc.guard = l.guard(lc)
 		}
 		return lc, nil
 	}
@@ -132,18 +138,44 @@ func (l *Listener) Close() error {
 
 // limitedConn holds its slots until closed. go-smtp closes a connection
 // more than once (QUIT, then the end of its loop), and TLS closes it
-// through the tls.Conn wrapping it: release runs on the first.
+// through the tls.Conn wrapping it: release runs on the first. Its guard,
+// when set, sees each read deadline set and each write, also under TLS,
+// whose connection sets them on this one (sessionGuard).
 type limitedConn struct {
 	net.Conn
-	l    *Limiter
-	key  string
-	once sync.Once
+	l     *Limiter
+	key   string
+	once  sync.Once
+	guard *sessionGuard
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c) })
+	c.once.Do(func() {
+		c.l.release(c)
+		if c.guard != nil {
+			c.guard.connClosed()
+		}
+	})
 	return err
+}
+
+// SetReadDeadline comes before each command go-smtp reads: the guard may
+// end the session there.
+func (c *limitedConn) SetReadDeadline(t time.Time) error {
+	if c.guard != nil {
+		if err := c.guard.beforeRead(); err != nil {
+			return err
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *limitedConn) Write(p []byte) (int, error) {
+	if c.guard != nil {
+		c.guard.wrote(p)
+	}
+	return c.Conn.Write(p)
 }
 
 // ClientKey is what the per-client caps count by: the IPv4 address, or the

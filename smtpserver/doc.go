@@ -8,11 +8,12 @@
 // it takes mail for: the lifecycle (Serve, Shutdown that lets messages in
 // flight finish, Close), the caps on connections per client address and
 // overall, refused inside Accept (conns.go), the DATA reader that bounds a
-// message's size and time (message.go), the limits and their defaults
-// (limits.go), the replies both give (replies.go), go-smtp's error log
-// (log.go) and the outcome counter (metrics.go). A client opening
-// thousands of connections or trickling a message must cost it almost
-// nothing.
+// message's size and time (message.go), the bounds of a session (junk
+// commands, errors and its time; guard.go, guardsession.go), the limits
+// and their defaults (limits.go), the replies both give (replies.go),
+// go-smtp's error log (log.go) and the outcome counter (metrics.go). A
+// client opening thousands of connections, trickling a message or sending
+// commands that do nothing must cost it almost nothing.
 //
 // It imports the root package, for the error codes that make a
 // failure temporary, and the leaf positive, never a listener's package.

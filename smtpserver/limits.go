@@ -28,6 +28,24 @@ const (
 	// DefaultHandlerTimeout bounds each call to a listener's handler, so
 	// that a storage that hangs holds a connection no longer than that.
 	DefaultHandlerTimeout = 30 * time.Second
+	// DefaultMaxJunkCommands is how many commands that do nothing a
+	// session may send between two messages taken (see MaxJunkCommands).
+	// A client sends one or two between messages (RSET, or NOOP to check
+	// a pooled connection), so 50 leaves room for any honest one while a
+	// session of nothing else ends soon. Postfix counts 100
+	// (smtpd_junk_command_limit) before it starts counting them as errors.
+	DefaultMaxJunkCommands = 50
+	// DefaultMaxErrors is how many refused commands a session may send
+	// between two messages taken: Postfix's smtpd_hard_error_limit. A
+	// sender with a few wrong recipients in each of many messages stays
+	// far below it; one probing addresses, or keys, meets it after 20.
+	DefaultMaxErrors = 20
+	// DefaultSessionTimeout bounds a whole session, however busy the
+	// client keeps the connection, so that a connection slot is held for
+	// a bounded time (with ReadTimeout for the last command, DataTimeout
+	// for a message under way). A client that reconnects costs a
+	// handshake; pooled clients reconnect after a 421 (RFC 5321 §3.8).
+	DefaultSessionTimeout = 30 * time.Minute
 )
 
 // Limits bound what one client can make a server hold. A zero field takes
@@ -53,6 +71,21 @@ type Limits struct {
 	WriteTimeout   time.Duration
 	DataTimeout    time.Duration
 	HandlerTimeout time.Duration
+	// MaxJunkCommands and MaxErrors bound what a session may send without
+	// getting a message through: past either, it is answered
+	// 421 4.7.0 and closed (RFC 5321 §3.8). Both counts start again at
+	// each message taken. Junk is a command that does nothing: NOOP, RSET,
+	// VRFY, HELP, EHLO or HELO again, and any command go-smtp answers
+	// itself without reaching the listener (an unknown or malformed
+	// command, one out of sequence). An error is a command the listener
+	// refuses: a 5xx, or a 4xx of the client's making (a rate limit); a
+	// temporary failure of the service (ServiceFailure) is not counted.
+	MaxJunkCommands int
+	MaxErrors       int
+	// SessionTimeout bounds a session: once it has passed, the reply to
+	// the next command is followed by 421 4.7.0 and the connection is
+	// closed. A message under way finishes first, within DataTimeout.
+	SessionTimeout time.Duration
 }
 
 // withDefaults is l with every zero field taken from def, and then from
@@ -62,19 +95,24 @@ func (l Limits) withDefaults(def Limits) Limits {
 		MaxConnsPerIP: DefaultMaxConnsPerIP, MaxConns: DefaultMaxConns,
 		ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout,
 		DataTimeout: DefaultDataTimeout, HandlerTimeout: DefaultHandlerTimeout,
+		MaxJunkCommands: DefaultMaxJunkCommands, MaxErrors: DefaultMaxErrors,
+		SessionTimeout: DefaultSessionTimeout,
 	}
 	return l.or(def).or(shared)
 }
 
 func (l Limits) or(def Limits) Limits {
 	return Limits{
-		MaxBytes:       positive.Or(l.MaxBytes, def.MaxBytes),
-		MaxRecipients:  positive.Or(l.MaxRecipients, def.MaxRecipients),
-		MaxConnsPerIP:  positive.Or(l.MaxConnsPerIP, def.MaxConnsPerIP),
-		MaxConns:       positive.Or(l.MaxConns, def.MaxConns),
-		ReadTimeout:    positive.Or(l.ReadTimeout, def.ReadTimeout),
-		WriteTimeout:   positive.Or(l.WriteTimeout, def.WriteTimeout),
-		DataTimeout:    positive.Or(l.DataTimeout, def.DataTimeout),
-		HandlerTimeout: positive.Or(l.HandlerTimeout, def.HandlerTimeout),
+		MaxBytes:        positive.Or(l.MaxBytes, def.MaxBytes),
+		MaxRecipients:   positive.Or(l.MaxRecipients, def.MaxRecipients),
+		MaxConnsPerIP:   positive.Or(l.MaxConnsPerIP, def.MaxConnsPerIP),
+		MaxConns:        positive.Or(l.MaxConns, def.MaxConns),
+		ReadTimeout:     positive.Or(l.ReadTimeout, def.ReadTimeout),
+		WriteTimeout:    positive.Or(l.WriteTimeout, def.WriteTimeout),
+		DataTimeout:     positive.Or(l.DataTimeout, def.DataTimeout),
+		HandlerTimeout:  positive.Or(l.HandlerTimeout, def.HandlerTimeout),
+		MaxJunkCommands: positive.Or(l.MaxJunkCommands, def.MaxJunkCommands),
+		MaxErrors:       positive.Or(l.MaxErrors, def.MaxErrors),
+		SessionTimeout:  positive.Or(l.SessionTimeout, def.SessionTimeout),
 	}
 }

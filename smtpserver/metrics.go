@@ -6,6 +6,15 @@ import "github.com/prometheus/client_golang/prometheus"
 // connection beyond MaxConnsPerIP or MaxConns, refused in Accept.
 const OutcomeConnRefused = "conn_refused"
 
+// The outcomes of the sessions the skeleton ends itself (sessionGuard),
+// answered 421 4.7.0 and closed: past MaxJunkCommands, MaxErrors,
+// SessionTimeout.
+const (
+	OutcomeClosedJunk           = "closed_junk"
+	OutcomeClosedErrors         = "closed_errors"
+	OutcomeClosedSessionTimeout = "closed_session_timeout"
+)
+
 // Metrics registers a listener's counter of outcomes, name with the label
 // outcome, on reg, with a series at 0 for each of outcomes from the
 // start, and returns the hook to set as the listener's Observe.

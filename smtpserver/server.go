@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
 )
@@ -78,7 +79,7 @@ func (s *Server) Serve(ln net.Listener, implicitTLS bool, setup func() Setup) er
 		s.conns = NewLimiter(s.setup.Limits.MaxConnsPerIP, s.setup.Limits.MaxConns)
 		s.srv = s.newSMTPServer()
 	}
-	ll := &Listener{Listener: ln, Limiter: s.conns, Hostname: s.setup.Hostname, OnRefuse: s.refused, Silent: implicitTLS}
+	ll := &Listener{Listener: ln, Limiter: s.conns, Hostname: s.setup.Hostname, OnRefuse: s.refused, Silent: implicitTLS, guard: s.newGuard}
 	s.lns = append(s.lns, ll)
 	srv := s.srv
 	s.mu.Unlock()
@@ -87,7 +88,7 @@ func (s *Server) Serve(ln net.Listener, implicitTLS bool, setup func() Setup) er
 	if implicitTLS {
 		// The handshake happens on the connection's goroutine, under
 		// go-smtp's read and write timeouts, not in Accept.
-		l = tls.NewListener(ll, srv.TLSConfig)
+		l = tlsListener{Listener: ll, config: srv.TLSConfig}
 	}
 	err := srv.Serve(l)
 	s.mu.Lock()
@@ -184,7 +185,7 @@ func resolve(st Setup) Setup {
 
 func (s *Server) newSMTPServer() *gosmtp.Server {
 	st := s.setup
-	srv := gosmtp.NewServer(st.Backend)
+	srv := gosmtp.NewServer(guardedBackend{st.Backend})
 	srv.Domain = st.Hostname
 	srv.MaxMessageBytes = st.Limits.MaxBytes
 	if st.InclusiveMax {
@@ -235,4 +236,36 @@ func (s *Server) HandlerContext() (context.Context, context.CancelFunc) {
 func (s *Server) refused(remote net.Addr, reason string) {
 	s.Observe(OutcomeConnRefused)
 	s.Log().Debug(s.setup.Role+" connection refused", "remote", remote.String(), "reason", reason)
+}
+
+// newGuard is the guard of a connection accepted (sessionGuard).
+func (s *Server) newGuard(raw net.Conn) *sessionGuard {
+	remote := raw.RemoteAddr().String()
+	return &sessionGuard{
+		lim: s.setup.Limits, hostname: s.setup.Hostname, raw: raw, start: time.Now(),
+		ended: func(outcome string, junk, errs int, age time.Duration) {
+			s.Observe(outcome)
+			s.Log().Info(s.setup.Role+" session closed: "+endedText[outcome], "remote", remote,
+				"outcome", outcome, "junk", junk, "errors", errs, "age", age.Round(time.Millisecond))
+		},
+	}
+}
+
+// tlsListener is tls.NewListener's, telling each connection's guard that
+// it runs TLS from the first byte.
+type tlsListener struct {
+	net.Listener
+	config *tls.Config
+}
+
+func (l tlsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Server(c, l.config)
+	if lc, ok := c.(*limitedConn); ok && lc.guard != nil {
+		lc.guard.implicitTLS(tc)
+	}
+	return tc, nil
 }

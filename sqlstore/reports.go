@@ -10,11 +10,12 @@ import (
 
 // Reports received at the return-path MX (docs/api.md "Mail coming back").
 
-// ReturnPathDomainExists says whether some account's domain has domain as
-// its bounce subdomain.
+// ReturnPathDomainExists says whether some account's domain that can send
+// (verified, or in its grace period) has domain as its bounce subdomain.
 func (s *Store) ReturnPathDomainExists(ctx context.Context, domain string) (bool, error) {
 	var n int
-	err := s.readRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM domains WHERE return_path_domain = $1 LIMIT 1) AS d`, domain).Scan(&n)
+	err := s.readRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM domains WHERE return_path_domain = $1
+		AND status IN ($2, $3) LIMIT 1) AS d`, domain, string(mailroom.DomainVerified), string(mailroom.DomainTemporaryFailure)).Scan(&n)
 	return n > 0, s.wrap(err, "find return-path domain")
 }
 

@@ -21,7 +21,7 @@ var (
 	// nothing from the reply (docs/api.md "SMTP submission").
 	errCredentialsInvalid = smtpserver.Reply(535, gosmtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
 	// 454 4.7.0: temporary authentication failure.
-	errAuthTemporary = smtpserver.Reply(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
+	errAuthTemporary = smtpserver.ServiceFailure(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
 	// 421 4.7.0, and the connection is closed (RFC 5321 §3.8).
 	errTooManyFailures = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 7, 0}, "Too many failed authentication attempts from your address, try again later")
 )

@@ -7,15 +7,22 @@ import (
 )
 
 // Outcomes the Server reports through Observe, each once per event. Per
-// connection: OutcomeConnRefused. Per AUTH: OutcomeAuthOK,
-// OutcomeAuthFailed, OutcomeAuthUnavailable, OutcomeAuthLimited,
-// OutcomeAuthNoTLS. Per MAIL: OutcomeAuthRequired, OutcomeKeyRejected,
+// connection: OutcomeConnRefused, and for a session the server ended,
+// OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout.
+// Per AUTH: OutcomeAuthOK, OutcomeAuthFailed, OutcomeAuthUnavailable,
+// OutcomeAuthLimited, OutcomeAuthNoTLS. Per MAIL: OutcomeAuthRequired, OutcomeKeyRejected,
 // OutcomeRateLimited. Per message: OutcomeQueued, OutcomeRejected,
 // OutcomeRateLimited, OutcomeTooLarge, OutcomeUnavailable, OutcomeFailed,
 // OutcomeAborted.
 const (
 	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns.
 	OutcomeConnRefused = smtpserver.OutcomeConnRefused
+	// OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout:
+	// a session past MaxJunkCommands, MaxErrors or SessionTimeout,
+	// answered 421 4.7.0 and closed.
+	OutcomeClosedJunk           = smtpserver.OutcomeClosedJunk
+	OutcomeClosedErrors         = smtpserver.OutcomeClosedErrors
+	OutcomeClosedSessionTimeout = smtpserver.OutcomeClosedSessionTimeout
 	// OutcomeAuthOK: a login with a valid key of scope send (235).
 	OutcomeAuthOK = "auth_ok"
 	// OutcomeAuthFailed: a wrong, malformed or revoked key, or one without
@@ -57,7 +64,7 @@ const (
 // Outcomes lists every outcome, so that each counter exists at 0 from the
 // start.
 var Outcomes = []string{
-	OutcomeConnRefused,
+	OutcomeConnRefused, OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout,
 	OutcomeAuthOK, OutcomeAuthFailed, OutcomeAuthUnavailable, OutcomeAuthLimited, OutcomeAuthNoTLS,
 	OutcomeAuthRequired, OutcomeKeyRejected, OutcomeRateLimited,
 	OutcomeQueued, OutcomeRejected, OutcomeTooLarge, OutcomeUnavailable, OutcomeFailed, OutcomeAborted,
@@ -70,7 +77,8 @@ var Outcomes = []string{
 func Metrics(reg prometheus.Registerer) func(outcome string) {
 	return smtpserver.Metrics(reg, "mailroom_submission_smtp_total",
 		"What SMTP submission did with connections, logins, transactions and messages, by outcome "+
-			"(conn_refused, auth_ok, auth_failed, auth_unavailable, auth_limited, auth_no_tls, auth_required, "+
+			"(conn_refused, closed_junk, closed_errors, closed_session_timeout, "+
+			"auth_ok, auth_failed, auth_unavailable, auth_limited, auth_no_tls, auth_required, "+
 			"key_rejected, rate_limited, queued, rejected, too_large, unavailable, failed, aborted).",
 		Outcomes)
 }

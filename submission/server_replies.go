@@ -23,9 +23,9 @@ var (
 	// Storage that does not answer is 421 (docs/api.md "SMTP submission":
 	// the service is not available; the client retries later, as it would
 	// after a 451), a fault of ours 451.
-	errMailTemporary      = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable checking the key, try again later")
-	errStorageUnavailable = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable, the message was not queued; try again later")
-	errSubmitTemporary    = smtpserver.Reply(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure queueing the message, try again later")
+	errMailTemporary      = smtpserver.ServiceFailure(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable checking the key, try again later")
+	errStorageUnavailable = smtpserver.ServiceFailure(421, gosmtp.EnhancedCode{4, 3, 0}, "Storage unavailable, the message was not queued; try again later")
+	errSubmitTemporary    = smtpserver.ServiceFailure(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure queueing the message, try again later")
 )
 
 // queued is the reply to a message made durable. go-smtp writes whatever

@@ -103,14 +103,21 @@ func (c *Conn) StartTLS(cfg *tls.Config) {
 	c.Expect("250 ")
 	c.Send("STARTTLS\r\n")
 	c.Expect("220 ")
+	c.Handshake(cfg)
+	c.Send("EHLO client.test\r\n")
+	c.Expect("250 ")
+}
+
+// Handshake shakes hands as a TLS client, after STARTTLS's 220, and goes
+// on under TLS.
+func (c *Conn) Handshake(cfg *tls.Config) {
+	c.t.Helper()
 	tc := tls.Client(c.Conn, cfg)
 	_ = tc.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := tc.Handshake(); err != nil {
 		c.t.Fatalf("TLS handshake: %v", err)
 	}
 	c.Conn, c.r = tc, bufio.NewReader(tc)
-	c.Send("EHLO client.test\r\n")
-	c.Expect("250 ")
 }
 
 // ClosedWithin waits for the server to close the connection, discarding
