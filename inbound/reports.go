@@ -31,8 +31,10 @@ type Reports struct {
 	Dropped func(reason string)
 }
 
-// Accepts says whether rcpt is at the bounce subdomain of a domain some
-// account has added: the MX takes mail for nothing else.
+// Accepts says whether rcpt is at the bounce subdomain of a domain that
+// can send (verified, or in its grace period), whose MX record is public
+// in DNS already: the MX takes mail for nothing else, and its refusals
+// tell no more than DNS does about which domains accounts have added.
 func (s *Reports) Accepts(ctx context.Context, rcpt string) (bool, error) {
 	_, domain, ok := splitAddress(rcpt)
 	if !ok {
