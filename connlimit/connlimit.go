@@ -5,8 +5,9 @@
 // connections costs the server the accept alone, not a goroutine, a TLS
 // handshake or a file descriptor kept open.
 //
-// It is the HTTPS listener's; smtpserver's conns.go applies the same
-// caps, and the same client key, to the SMTP listeners.
+// Its Listener is the HTTPS listener's; smtpserver counts the SMTP
+// listeners' connections with the same Limiter and client key, and
+// refuses them with a 421 of its own.
 package connlimit
 
 import (
@@ -47,8 +48,8 @@ func (l *Limiter) Open() int {
 	return l.open
 }
 
-// take counts a connection of key, or says which cap refuses it.
-func (l *Limiter) take(key string) (Reason, bool) {
+// Take counts a connection of key, or says which cap refuses it.
+func (l *Limiter) Take(key string) (Reason, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -62,8 +63,9 @@ func (l *Limiter) take(key string) (Reason, bool) {
 	return "", true
 }
 
-// release gives back a connection of key; it runs once per connection.
-func (l *Limiter) release(key string) {
+// Release gives back a connection of key; it runs once per connection
+// taken.
+func (l *Limiter) Release(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
@@ -94,7 +96,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		key := ClientKey(c.RemoteAddr())
-		why, ok := l.Limiter.take(key)
+		why, ok := l.Limiter.Take(key)
 		if ok {
 			return &conn{Conn: c, l: l.Limiter, key: key}, nil
 		}
@@ -128,7 +130,7 @@ type conn struct {
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.release(c.key) })
+	c.once.Do(func() { c.l.Release(c.key) })
 	return err
 }
 

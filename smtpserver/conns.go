@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/mailroom/mailroom/connlimit"
 )
 
 // refuseWriteTimeout bounds the write of the 421 to a refused connection.
@@ -11,46 +13,46 @@ import (
 // practice; the bound is against a kernel that thinks otherwise.
 const refuseWriteTimeout = time.Second
 
-// Limiter counts the connections held at once, per client and overall,
-// over all the listeners that share it.
+// Limiter counts the connections held at once, per client
+// (connlimit.ClientKey) and overall, over all the listeners that share it,
+// and knows them, so that CloseAll can end them.
 type Limiter struct {
-	perIP, total int
+	counts *connlimit.Limiter
 
 	mu    sync.Mutex
-	byIP  map[string]int
 	conns map[*limitedConn]struct{}
 }
 
 // NewLimiter holds at most perIP connections of one client and total in all.
 func NewLimiter(perIP, total int) *Limiter {
-	return &Limiter{perIP: perIP, total: total, byIP: map[string]int{}, conns: map[*limitedConn]struct{}{}}
+	return &Limiter{counts: connlimit.New(perIP, total), conns: map[*limitedConn]struct{}{}}
+}
+
+// refusals are the 421's words for each cap.
+var refusals = map[connlimit.Reason]string{
+	connlimit.PerAddress: "too many connections from your address",
+	connlimit.Total:      "too many connections",
 }
 
 // take admits c, or says why not.
 func (l *Limiter) take(c net.Conn) (*limitedConn, string) {
-	key := ClientKey(c.RemoteAddr())
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.byIP[key] >= l.perIP:
-		return nil, "too many connections from your address"
-	case len(l.conns) >= l.total:
-		return nil, "too many connections"
+	key := connlimit.ClientKey(c.RemoteAddr())
+	if why, ok := l.counts.Take(key); !ok {
+		return nil, refusals[why]
 	}
 	lc := &limitedConn{Conn: c, l: l, key: key}
-	l.byIP[key]++
+	l.mu.Lock()
 	l.conns[lc] = struct{}{}
+	l.mu.Unlock()
 	return lc, ""
 }
 
 // release gives back c's slots; it runs once per connection.
 func (l *Limiter) release(c *limitedConn) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	delete(l.conns, c)
-	if l.byIP[c.key]--; l.byIP[c.key] <= 0 {
-		delete(l.byIP, c.key)
-	}
+	l.mu.Unlock()
+	l.counts.Release(c.key)
 }
 
 // CloseAll closes every connection held: a server that stops has go-smtp
@@ -176,27 +178,4 @@ func (c *limitedConn) Write(p []byte) (int, error) {
 		c.guard.wrote(p)
 	}
 	return c.Conn.Write(p)
-}
-
-// ClientKey is what the per-client caps count by: the IPv4 address, or the
-// IPv6 /64, since one IPv6 host commonly has a whole /64 to draw from.
-func ClientKey(a net.Addr) string {
-	var ip net.IP
-	switch a := a.(type) {
-	case *net.TCPAddr:
-		ip = a.IP
-	default:
-		host, _, err := net.SplitHostPort(a.String())
-		if err != nil {
-			return a.String()
-		}
-		ip = net.ParseIP(host)
-		if ip == nil {
-			return host
-		}
-	}
-	if ip4 := ip.To4(); ip4 != nil {
-		return ip4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

@@ -14,6 +14,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/connlimit"
 	"github.com/mailroom/mailroom/smtpserver"
 )
 
@@ -26,7 +27,7 @@ func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 	return &session{
 		Session: smtpserver.Session[*mailroom.APIKey]{Server: &b.s.base, Conn: c, Remote: remote.String()},
 		s:       b.s,
-		client:  smtpserver.ClientKey(remote),
+		client:  connlimit.ClientKey(remote),
 	}, nil
 }
 
