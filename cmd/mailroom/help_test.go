@@ -49,6 +49,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
 		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
+	// What one account may make (issue 27).
+	serveFlags = append(serveFlags, "max-domains")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names
