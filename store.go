@@ -60,9 +60,13 @@ type APIKeyStore interface {
 
 // DomainStore keeps sending domains.
 type DomainStore interface {
-	// CreateDomain inserts d; a name the account already has is
-	// ECodeAlreadyExists.
-	CreateDomain(ctx context.Context, d *Domain) error
+	// CreateDomain inserts d if its account has fewer than max domains
+	// (else TooManyDomains), counted so that concurrent creates cannot pass
+	// max together; a name the account already has is ECodeAlreadyExists.
+	CreateDomain(ctx context.Context, d *Domain, max int) error
+	// CountDomains is how many domains an account has: the cheap check
+	// before a DKIM key is made for a domain that would be refused.
+	CountDomains(ctx context.Context, accountID string) (int, error)
 	// Domain finds an account's domain by its normalised name.
 	Domain(ctx context.Context, accountID, name string) (*Domain, error)
 	// DomainStatus is the status alone of an account's domain: what the

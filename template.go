@@ -61,8 +61,10 @@ type TemplateStore interface {
 	// account's template t.ID, and sets t.Version, t.Name, t.CreatedAt and
 	// t.UpdatedAt to what was stored. Concurrent updates each get a version
 	// of their own, in the order they commit. A deleted template is
-	// ECodeNotFound.
-	UpdateTemplate(ctx context.Context, t *Template) error
+	// ECodeNotFound. Versions older than the newest keep are removed in
+	// the same transaction, except one that some template version names
+	// as its layout (it renders with that version).
+	UpdateTemplate(ctx context.Context, t *Template, keep int) error
 	// Template finds an account's template by id ("tpl_…") or name, in its
 	// current version.
 	Template(ctx context.Context, accountID, idOrName string) (*Template, error)

@@ -18,6 +18,9 @@ type Service struct {
 	Settings mailroom.RecordSettings
 	Now      func() time.Time
 	Log      *slog.Logger
+	// Max is how many domains an account may have; 0 means
+	// mailroom.DefaultMaxDomains.
+	Max int
 	// Sandbox names the `--dev` sandbox domain (AddSandbox), if any. Verify
 	// answers it as it stands: it has no public records to find, and a
 	// check would turn it from verified to temporary_failure.
@@ -30,14 +33,19 @@ type Service struct {
 
 // Add creates a pending domain with its own DKIM key and the records to
 // publish. The RSA key generation (tens of milliseconds) happens here, once,
-// not on the send path.
+// not on the send path, and only for an account below its limit: a full
+// account is refused by a count before any key is made, and the store
+// counts again under the account's lock when it inserts.
 func (s *Service) Add(ctx context.Context, accountID, rawName string) (*mailroom.Domain, error) {
+	if err := s.checkRoom(ctx, accountID); err != nil {
+		return nil, err
+	}
 	d, err := s.newDomain(accountID, rawName)
 	if err != nil {
 		return nil, err
 	}
 	d.NextCheckAt = mailroom.NextDomainCheck(d, d.CreatedAt)
-	if err := s.Store.CreateDomain(ctx, d); err != nil {
+	if err := s.Store.CreateDomain(ctx, d, s.max()); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -60,7 +68,26 @@ func (s *Service) AddSandbox(ctx context.Context, accountID, name string) (*mail
 		d.Records[i].Status = mailroom.RecordVerified
 		d.Records[i].Problem = "sandbox domain: not looked up in DNS"
 	}
-	return d, s.Store.CreateDomain(ctx, d)
+	return d, s.Store.CreateDomain(ctx, d, s.max())
+}
+
+func (s *Service) max() int {
+	if s.Max <= 0 {
+		return mailroom.DefaultMaxDomains
+	}
+	return s.Max
+}
+
+// checkRoom refuses an account that already has its most domains.
+func (s *Service) checkRoom(ctx context.Context, accountID string) error {
+	n, err := s.Store.CountDomains(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	if max := s.max(); n >= max {
+		return mailroom.TooManyDomains(n, max)
+	}
+	return nil
 }
 
 func (s *Service) newDomain(accountID, rawName string) (*mailroom.Domain, error) {

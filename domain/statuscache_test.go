@@ -38,7 +38,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 		t.Helper()
 		d := storetest.NewDomain(acct, name, now.Add(time.Hour))
 		d.Status, d.VerifiedAt = mailroom.DomainVerified, &now
-		if err := store.CreateDomain(ctx, d); err != nil {
+		if err := store.CreateDomain(ctx, d, mailroom.DefaultMaxDomains); err != nil {
 			t.Fatal(err)
 		}
 	}

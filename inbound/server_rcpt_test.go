@@ -29,7 +29,7 @@ func TestRCPTRepliesTellNothingDNSDoesNot(t *testing.T) {
 		} {
 			d := storetest.NewDomain(acct, name, time.Now())
 			d.Status = status
-			if err := s.CreateDomain(t.Context(), d); err != nil {
+			if err := s.CreateDomain(t.Context(), d, mailroom.DefaultMaxDomains); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -14,21 +14,47 @@ import (
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
 	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since`
 
-// CreateDomain inserts d.
-func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain) error {
+// CreateDomain inserts d if its account has fewer than max domains. On
+// PostgreSQL the account's row is locked first, so that concurrent creates
+// count one after the other (SQLite's one writer does so by itself), as
+// CreateWebhook and CreateTemplate do.
+func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) error {
 	records, err := json.Marshal(d.Records)
 	if err != nil {
 		return err
 	}
-	_, err = s.write.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
-		d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-		microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
-	if err != nil && s.dialect.Errors.UniqueViolation(err) {
-		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
-	}
-	return s.wrap(err, "create domain")
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM accounts WHERE id = $1`+s.dialect.Locks.Rows, d.AccountID).Scan(new(string))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", d.AccountID)
+		}
+		if err != nil {
+			return s.wrap(err, "lock account")
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM domains WHERE account_id = $1`, d.AccountID).Scan(&n); err != nil {
+			return s.wrap(err, "count domains")
+		}
+		if n >= max {
+			return mailroom.TooManyDomains(n, max)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
+			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
+		if err != nil && s.dialect.Errors.UniqueViolation(err) {
+			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
+		}
+		return s.wrap(err, "create domain")
+	})
+}
+
+// CountDomains counts an account's domains (domains_by_account serves it).
+func (s *Store) CountDomains(ctx context.Context, accountID string) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM domains WHERE account_id = $1`, accountID).Scan(&n)
+	return n, s.wrap(err, "count domains")
 }
 
 // Domain finds an account's domain by name.

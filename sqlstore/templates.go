@@ -101,7 +101,10 @@ func (s *Store) insertTemplateVersion(ctx context.Context, tx *sql.Tx, t *mailro
 
 // UpdateTemplate stores the next version. The UPDATE takes the version
 // number under the row's lock, so concurrent updates each get their own.
-func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error {
+// Versions older than the newest keep go in the same transaction, but for
+// one that a template version names as its layout: sends of that version
+// render with it (template_versions_by_layout finds them).
+func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, keep int) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var created int64
 		err := tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3
@@ -114,7 +117,14 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template) error 
 			return s.wrap(err, "update template")
 		}
 		t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(micros(t.UpdatedAt))
-		return s.insertTemplateVersion(ctx, tx, t)
+		if err := s.insertTemplateVersion(ctx, tx, t); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM template_versions WHERE template_id = $1 AND version <= $2
+			AND NOT EXISTS (SELECT 1 FROM template_versions w
+				WHERE w.layout_id = template_versions.template_id AND w.layout_version = template_versions.version)`,
+			t.ID, t.Version-keep)
+		return s.wrap(err, "remove old template versions")
 	})
 }
 

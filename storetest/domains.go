@@ -36,12 +36,12 @@ func testDomains(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
 	d := NewDomain(acme, "example.com", t0)
-	if err := s.CreateDomain(ctx, d); err != nil {
+	if err := s.CreateDomain(ctx, d, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.CreateDomain(ctx, NewDomain(acme, "example.com", t0)), mailroom.ECodeAlreadyExists)
+	wantCode(t, s.CreateDomain(ctx, NewDomain(acme, "example.com", t0), mailroom.DefaultMaxDomains), mailroom.ECodeAlreadyExists)
 	// Another account may add the same name.
-	if err := s.CreateDomain(ctx, NewDomain(globex, "example.com", t0)); err != nil {
+	if err := s.CreateDomain(ctx, NewDomain(globex, "example.com", t0), mailroom.DefaultMaxDomains); err != nil {
 		t.Fatalf("a second account could not add the domain: %v", err)
 	}
 
@@ -71,7 +71,7 @@ func testDomains(t *testing.T, s mailroom.Store) {
 	}
 
 	for i := range 3 {
-		if err := s.CreateDomain(ctx, NewDomain(acme, string(rune('a'+i))+".example.org", t0)); err != nil {
+		if err := s.CreateDomain(ctx, NewDomain(acme, string(rune('a'+i))+".example.org", t0), mailroom.DefaultMaxDomains); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,12 +101,12 @@ func testDomainClaims(t *testing.T, s mailroom.Store) {
 	never := NewDomain(acme, "never.example", t0)
 	never.NextCheckAt = nil
 	for _, d := range []*mailroom.Domain{due, later, never} {
-		if err := s.CreateDomain(ctx, d); err != nil {
+		if err := s.CreateDomain(ctx, d, mailroom.DefaultMaxDomains); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 20 {
-		if err := s.CreateDomain(ctx, NewDomain(acme, string(rune('a'+i))+".many.example", t0)); err != nil {
+		if err := s.CreateDomain(ctx, NewDomain(acme, string(rune('a'+i))+".many.example", t0), mailroom.DefaultMaxDomains); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +148,7 @@ func testEvents(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
 	d := NewDomain(acme, "example.com", t0)
-	if err := s.CreateDomain(ctx, d); err != nil {
+	if err := s.CreateDomain(ctx, d, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {

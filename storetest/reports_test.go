@@ -66,7 +66,7 @@ func testReportsBounce(t *testing.T, s mailroom.Store) {
 	acme := NewAccount(t, s, "acme")
 	dom := NewDomain(acme, "shop.example", t0)
 	dom.Status = mailroom.DomainVerified // its return-path MX is published: the MX takes its bounces
-	Try(0, s.CreateDomain(ctx, dom)).Must(t)
+	Try(0, s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains)).Must(t)
 	rp, _ := reportsOn(s)
 	if ok := Try(rp.Accepts(ctx, "anything@bounces.shop.example")).Must(t); !ok {
 		t.Fatal("the bounce subdomain of an added domain is not accepted")

@@ -135,8 +135,8 @@ func testReportsTokenCoversItsTransactionOnly(t *testing.T, s mailroom.Store) {
 func testReportsTokenOnlyAtItsBounceSubdomain(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
-	Try(0, s.CreateDomain(ctx, NewDomain(acme, "one.test", t0))).Must(t)
-	Try(0, s.CreateDomain(ctx, NewDomain(globex, "two.test", t0))).Must(t)
+	Try(0, s.CreateDomain(ctx, NewDomain(acme, "one.test", t0), mailroom.DefaultMaxDomains)).Must(t)
+	Try(0, s.CreateDomain(ctx, NewDomain(globex, "two.test", t0), mailroom.DefaultMaxDomains)).Must(t)
 	rp, _ := reportsOn(s)
 	delivered := mailroom.RecipientDelivered
 

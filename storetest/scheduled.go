@@ -45,7 +45,7 @@ func sendingDomain(t *testing.T, s mailroom.Store, acct *mailroom.Account, name 
 	if st != mailroom.DomainPending {
 		d.VerifiedAt = &t0
 	}
-	if err := s.CreateDomain(context.Background(), d); err != nil {
+	if err := s.CreateDomain(context.Background(), d, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	return d

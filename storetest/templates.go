@@ -162,7 +162,7 @@ func testTemplateIsolation(t *testing.T, s mailroom.Store) {
 	wantCode(t, err, mailroom.ECodeNotFound)
 
 	hijack := revision(globex.ID, tpl.ID, "Pwned", t0.Add(time.Hour))
-	wantCode(t, s.UpdateTemplate(ctx, hijack), mailroom.ECodeNotFound)
+	wantCode(t, s.UpdateTemplate(ctx, hijack, mailroom.DefaultMaxTemplateVersions), mailroom.ECodeNotFound)
 	// A refused update must not have left a version behind, even one that
 	// the current-version pointer does not reach.
 	_, err = s.TemplateVersion(ctx, acme.ID, tpl.ID, 2)
@@ -260,7 +260,7 @@ func testTemplateVersions(t *testing.T, s mailroom.Store) {
 		} else {
 			next.From = "Billing <billing@acme.example>"
 		}
-		if err := s.UpdateTemplate(ctx, next); err != nil {
+		if err := s.UpdateTemplate(ctx, next, mailroom.DefaultMaxTemplateVersions); err != nil {
 			t.Fatalf("update to version %d: %v", version, err)
 		}
 		// The caller learns what was stored without reading it back.
@@ -316,7 +316,7 @@ func testTemplateVersions(t *testing.T, s mailroom.Store) {
 	// A version saved while a client pages must not shift the pages it has
 	// not read yet: the cursor counts down from where the client was.
 	first, cursor := Try2(s.ListTemplateVersions(ctx, acme.ID, v1.ID, mailroom.Page{Limit: 2})).Must(t)
-	if err := s.UpdateTemplate(ctx, revision(acme.ID, v1.ID, "Receipt v4", t0.Add(4*time.Hour))); err != nil {
+	if err := s.UpdateTemplate(ctx, revision(acme.ID, v1.ID, "Receipt v4", t0.Add(4*time.Hour)), mailroom.DefaultMaxTemplateVersions); err != nil {
 		t.Fatal(err)
 	}
 	rest, next := Try2(s.ListTemplateVersions(ctx, acme.ID, v1.ID, mailroom.Page{Limit: 2, Cursor: cursor})).Must(t)
@@ -349,7 +349,7 @@ func testTemplateConcurrentUpdates(t *testing.T, s mailroom.Store) {
 		wg.Go(func() {
 			u := revision(acme.ID, tpl.ID, fmt.Sprintf("writer %d", i), t0.Add(time.Duration(i+1)*time.Second))
 			<-start // all at once, to make the race real
-			if err := s.UpdateTemplate(ctx, u); err != nil {
+			if err := s.UpdateTemplate(ctx, u, mailroom.DefaultMaxTemplateVersions); err != nil {
 				t.Errorf("writer %d: %v", i, err)
 				return
 			}
@@ -407,7 +407,7 @@ func testTemplatePaging(t *testing.T, s mailroom.Store) {
 		}
 	}
 	oldest := revision(acme.ID, made[0].ID, "Updated", t0.Add(time.Hour))
-	if err := s.UpdateTemplate(ctx, oldest); err != nil {
+	if err := s.UpdateTemplate(ctx, oldest, mailroom.DefaultMaxTemplateVersions); err != nil {
 		t.Fatal(err)
 	}
 
@@ -446,7 +446,7 @@ func testTemplateDelete(t *testing.T, s mailroom.Store) {
 	if err := s.CreateTemplate(ctx, old, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateTemplate(ctx, revision(acme.ID, old.ID, "Welcome v2", t0.Add(time.Hour))); err != nil {
+	if err := s.UpdateTemplate(ctx, revision(acme.ID, old.ID, "Welcome v2", t0.Add(time.Hour)), mailroom.DefaultMaxTemplateVersions); err != nil {
 		t.Fatal(err)
 	}
 	keep := NewTemplate(acme, "keep", t0)
@@ -482,7 +482,7 @@ func testTemplateDelete(t *testing.T, s mailroom.Store) {
 	wantCode(t, s.DeleteTemplate(ctx, acme.ID, "welcome"), mailroom.ECodeNotFound)
 	wantCode(t, s.DeleteTemplate(ctx, acme.ID, old.ID), mailroom.ECodeNotFound)
 	// An update that read the template just before it was deleted.
-	wantCode(t, s.UpdateTemplate(ctx, revision(acme.ID, old.ID, "Too late", t0.Add(2*time.Hour))), mailroom.ECodeNotFound)
+	wantCode(t, s.UpdateTemplate(ctx, revision(acme.ID, old.ID, "Too late", t0.Add(2*time.Hour)), mailroom.DefaultMaxTemplateVersions), mailroom.ECodeNotFound)
 
 	again := NewTemplate(acme, "welcome", t0.Add(3*time.Hour))
 	again.Subject = "Welcome back"

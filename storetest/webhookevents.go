@@ -157,7 +157,7 @@ func testWebhookEventsList(t *testing.T, s mailroom.Store) {
 	m1, m2 := NewMessage(acme, t0, "a@x.example", "b@x.example"), NewMessage(acme, t0.Add(time.Second), "c@x.example")
 	acceptAll(t, s, []*mailroom.Message{m1, m2, NewMessage(globex, t0, "d@x.example")})
 	dom := NewDomain(acme, "shop.example", t0)
-	if err := s.CreateDomain(ctx, dom); err != nil {
+	if err := s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	since := t0.Add(10 * time.Second)

@@ -19,7 +19,7 @@ func testWebhookRetention(t *testing.T, s mailroom.Store) {
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
 	hook := addWebhook(t, s, acme, mailroom.AllEventTypes)
 	dom := NewDomain(acme, "shop.example", t0)
-	if err := s.CreateDomain(ctx, dom); err != nil {
+	if err := s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	cutoff := t0.Add(5 * 24 * time.Hour)
@@ -87,7 +87,7 @@ func testWebhookRetention(t *testing.T, s mailroom.Store) {
 
 	// At most limit of each, oldest first.
 	gdom := NewDomain(globex, "globex.example", t0)
-	if err := s.CreateDomain(ctx, gdom); err != nil {
+	if err := s.CreateDomain(ctx, gdom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	var olds []string

@@ -410,7 +410,7 @@ func testWebhookFanOut(t *testing.T, s mailroom.Store) {
 
 	// A single event (a domain check's) fans out by its type too.
 	dom := NewDomain(acme, "shop.example", t0)
-	if err := s.CreateDomain(ctx, dom); err != nil {
+	if err := s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	// (Within the lease of the claims above.)
@@ -428,7 +428,7 @@ func testWebhookTestEvent(t *testing.T, s mailroom.Store) {
 	acme := NewAccount(t, s, "acme")
 	star, named := addWebhook(t, s, acme, mailroom.AllEventTypes), addWebhook(t, s, acme, mailroom.EventEmailDelivered)
 	dom := NewDomain(acme, "shop.example", t0)
-	if err := s.CreateDomain(ctx, dom); err != nil {
+	if err := s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	// Through the fan-out of a state change (as no caller does, but
@@ -454,7 +454,7 @@ func testWebhookFanOutRolledBack(t *testing.T, s mailroom.Store) {
 
 	// A check of a domain deleted meanwhile.
 	dom := NewDomain(acme, "shop.example", t0)
-	if err := s.CreateDomain(ctx, dom); err != nil {
+	if err := s.CreateDomain(ctx, dom, mailroom.DefaultMaxDomains); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteDomain(ctx, acme.ID, dom.Name); err != nil {

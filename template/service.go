@@ -22,6 +22,9 @@ type Service struct {
 	// Max is how many templates an account may have; 0 means
 	// DefaultMaxTemplates.
 	Max int
+	// Versions is how many versions of a template are kept; 0 means
+	// DefaultMaxTemplateVersions.
+	Versions int
 
 	cache parsedCache
 }
@@ -59,7 +62,11 @@ func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *R
 	}
 	t.ID, t.AccountID = current.ID, accountID
 	t.UpdatedAt = s.Now().UTC()
-	if err := s.Store.UpdateTemplate(ctx, t); err != nil {
+	keep := s.Versions
+	if keep <= 0 {
+		keep = mailroom.DefaultMaxTemplateVersions
+	}
+	if err := s.Store.UpdateTemplate(ctx, t, keep); err != nil {
 		return nil, err
 	}
 	return t, nil

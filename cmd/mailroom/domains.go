@@ -14,8 +14,10 @@ import (
 )
 
 // domainFlags are the operator's settings for sending domains: which DNS
-// server to ask, and what the records customers publish must say.
+// server to ask, what the records customers publish must say, and how many
+// domains one account may have.
 type domainFlags struct {
+	max            int
 	dnsServer      string
 	spfMechanisms  string
 	mxHost         string
@@ -29,10 +31,14 @@ func (f *domainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mxHost, "mx-host", "", "the `HOST` that receives bounces, named in customers' return-path MX (default: --hostname)")
 	fs.StringVar(&f.sendingIPs, "sending-ips", "", "comma-separated `IPS` mail leaves from, which customers' SPF must authorise (default: the addresses of --hostname)")
 	fs.StringVar(&f.returnPathName, "return-path-label", mailroom.DefaultReturnPathLabel, "the bounce subdomain's `LABEL`: <label>.<customer domain>")
+	fs.IntVar(&f.max, "max-domains", mailroom.DefaultMaxDomains, "how many sending domains one account may have")
 }
 
 // service builds the domains service on hostname's defaults.
 func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*domain.Service, *dns.Resolver, error) {
+	if f.max < 1 {
+		return nil, nil, usageError{"--max-domains must be at least 1"}
+	}
 	settings := mailroom.DefaultRecordSettings(hostname)
 	settings.ReturnPathLabel = f.returnPathName
 	if f.spfMechanisms != "" {
@@ -68,6 +74,7 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 		},
 		Sealer:   seal,
 		Settings: settings,
+		Max:      f.max,
 		Now:      time.Now,
 		Log:      log,
 	}, resolver, nil

@@ -50,6 +50,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
 		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
 	serveFlags = append(serveFlags, "database-url-file", "relay-url-file", "secret-key-file")
+	// What one account may make (issue 27).
+	serveFlags = append(serveFlags, "max-domains", "max-template-versions")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names

@@ -1,0 +1,18 @@
+package mailroom
+
+// DefaultMaxDomains is how many sending domains an account may have unless
+// the operator says otherwise (serve --max-domains). Each domain costs an
+// RSA key when it is added and DNS look-ups for as long as it exists
+// (about 40 while pending, then one a day): a thousand keep that to a
+// minute of one core at most and a few look-ups a minute, while leaving
+// room for a platform that sends for its own customers' domains.
+const DefaultMaxDomains = 1000
+
+// TooManyDomains is the refusal of a domain past the account's limit max,
+// the account having n: a validation_error on name, as the webhook and
+// template limits are, since the request is fine and the account full.
+func TooManyDomains(n, max int) error {
+	var v Validator
+	v.Add("name", "this account has %d domains, the most it may have (%d); delete one first (the operator sets the limit with serve --max-domains)", n, max)
+	return v.Err()
+}
