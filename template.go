@@ -61,10 +61,11 @@ type TemplateStore interface {
 	// account's template t.ID, and sets t.Version, t.Name, t.CreatedAt and
 	// t.UpdatedAt to what was stored. Concurrent updates each get a version
 	// of their own, in the order they commit. A deleted template is
-	// ECodeNotFound. Versions older than the newest keep are removed in
-	// the same transaction, except one that some template version names
-	// as its layout (it renders with that version).
-	UpdateTemplate(ctx context.Context, t *Template, keep int) error
+	// ECodeNotFound. A template that already has max versions is refused
+	// (TooManyTemplateVersions) and nothing is stored, counted so that
+	// concurrent updates cannot pass max together. No version is ever
+	// removed but with its template.
+	UpdateTemplate(ctx context.Context, t *Template, max int) error
 	// Template finds an account's template by id ("tpl_…") or name, in its
 	// current version.
 	Template(ctx context.Context, accountID, idOrName string) (*Template, error)

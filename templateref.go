@@ -12,11 +12,6 @@ const (
 	// DefaultMaxTemplates is how many templates an account may have unless
 	// the operator says otherwise (serve --max-templates).
 	DefaultMaxTemplates = 1000
-	// DefaultMaxTemplateVersions is how many versions of one template are
-	// kept unless the operator says otherwise (serve
-	// --max-template-versions): saving one more removes the oldest, so
-	// that a template edited on every deploy does not grow without end.
-	DefaultMaxTemplateVersions = 100
 	// MaxVariablesBytes bounds the variables object of a send or render.
 	MaxVariablesBytes = 256 << 10
 	maxTemplateName   = 64

@@ -99,32 +99,35 @@ func (s *Store) insertTemplateVersion(ctx context.Context, tx *sql.Tx, t *mailro
 	return s.wrap(err, "insert template version")
 }
 
-// UpdateTemplate stores the next version. The UPDATE takes the version
-// number under the row's lock, so concurrent updates each get their own.
-// Versions older than the newest keep go in the same transaction, but for
-// one that a template version names as its layout: sends of that version
-// render with it (template_versions_by_layout finds them).
-func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, keep int) error {
+// UpdateTemplate stores the next version, if the template has fewer than
+// max. Versions are numbered from 1 and none is removed but with its
+// template, so the current version number is how many it has. The
+// template's row is locked first (on PostgreSQL; SQLite has one writer),
+// so that concurrent updates count one after the other and each gets a
+// version of its own.
+func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, max int) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var created int64
-		err := tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3
-			WHERE id = $1 AND account_id = $2 RETURNING version, name, created_at`,
-			t.ID, t.AccountID, micros(t.UpdatedAt)).Scan(&t.Version, &t.Name, &created)
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT version FROM templates WHERE id = $1 AND account_id = $2`+s.dialect.Locks.Rows,
+			t.ID, t.AccountID).Scan(&n)
 		if errors.Is(err, sql.ErrNoRows) {
 			return templateNotFound(t.ID)
 		}
 		if err != nil {
+			return s.wrap(err, "lock template")
+		}
+		if n >= max {
+			return mailroom.TooManyTemplateVersions(n, max)
+		}
+		var created int64
+		err = tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3
+			WHERE id = $1 AND account_id = $2 RETURNING version, name, created_at`,
+			t.ID, t.AccountID, micros(t.UpdatedAt)).Scan(&t.Version, &t.Name, &created)
+		if err != nil {
 			return s.wrap(err, "update template")
 		}
 		t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(micros(t.UpdatedAt))
-		if err := s.insertTemplateVersion(ctx, tx, t); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM template_versions WHERE template_id = $1 AND version <= $2
-			AND NOT EXISTS (SELECT 1 FROM template_versions w
-				WHERE w.layout_id = template_versions.template_id AND w.layout_version = template_versions.version)`,
-			t.ID, t.Version-keep)
-		return s.wrap(err, "remove old template versions")
+		return s.insertTemplateVersion(ctx, tx, t)
 	})
 }
 

@@ -22,9 +22,9 @@ type Service struct {
 	// Max is how many templates an account may have; 0 means
 	// DefaultMaxTemplates.
 	Max int
-	// Versions is how many versions of a template are kept; 0 means
+	// MaxVersions is how many versions a template may have; 0 means
 	// DefaultMaxTemplateVersions.
-	Versions int
+	MaxVersions int
 
 	cache parsedCache
 }
@@ -50,11 +50,21 @@ func (s *Service) Create(ctx context.Context, accountID string, req *Request) (*
 	return t, nil
 }
 
-// Update replaces the content of an account's template: a new version.
+// Update replaces the content of an account's template: a new version,
+// unless the template already has its most versions. The store counts
+// again when it saves (concurrent updates); the check here spares parsing
+// a content that would be refused.
 func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *Request) (*mailroom.Template, error) {
 	current, err := s.Store.CurrentTemplateVersion(ctx, accountID, idOrName)
 	if err != nil {
 		return nil, err
+	}
+	max := s.MaxVersions
+	if max <= 0 {
+		max = mailroom.DefaultMaxTemplateVersions
+	}
+	if current.Version >= max {
+		return nil, mailroom.TooManyTemplateVersions(current.Version, max)
 	}
 	t, err := s.prepare(ctx, accountID, req, current)
 	if err != nil {
@@ -62,11 +72,7 @@ func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *R
 	}
 	t.ID, t.AccountID = current.ID, accountID
 	t.UpdatedAt = s.Now().UTC()
-	keep := s.Versions
-	if keep <= 0 {
-		keep = mailroom.DefaultMaxTemplateVersions
-	}
-	if err := s.Store.UpdateTemplate(ctx, t, keep); err != nil {
+	if err := s.Store.UpdateTemplate(ctx, t, max); err != nil {
 		return nil, err
 	}
 	return t, nil

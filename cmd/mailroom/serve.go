@@ -49,7 +49,7 @@ type serveConfig struct {
 	metricsListen string
 	logFormat     string
 	maxTemplates  int
-	// maxTemplateVersions is how many versions of a template are kept.
+	// maxTemplateVersions is how many versions one template may have.
 	maxTemplateVersions int
 }
 
@@ -85,7 +85,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	fs.StringVar(&c.publicURL, "public-url", "", "the service's public HTTPS base `URL`, which marketing mail's one-click unsubscribe links point at (default https://<hostname>; with --dev, the address it serves)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "127.0.0.1:9090", "the `HOST:PORT` of Prometheus metrics and pprof; empty disables")
 	fs.IntVar(&c.maxTemplates, "max-templates", mailroom.DefaultMaxTemplates, "how many templates one account may have")
-	fs.IntVar(&c.maxTemplateVersions, "max-template-versions", mailroom.DefaultMaxTemplateVersions, "how many versions of one template are kept: saving one more removes the oldest")
+	fs.IntVar(&c.maxTemplateVersions, "max-template-versions", mailroom.DefaultMaxTemplateVersions, "how many versions one template may have: a save past it is refused, and every version stays readable")
 	fs.StringVar(&c.logFormat, "log-format", "", "the log `FORMAT`, text or json (default: text with --dev, json otherwise)")
 	rest, err := c0.parse(fs, args, stdout)
 	if err != nil {
@@ -175,7 +175,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if c.maxTemplateVersions < 1 {
 		return usageError{"--max-template-versions must be at least 1"}
 	}
-	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates, Versions: c.maxTemplateVersions}
+	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates, MaxVersions: c.maxTemplateVersions}
 	svc.sender.Templates = templates
 	hooks, err := c.webhookFlags.services(store, seal, resolver, node.ID, log)
 	if err != nil {
