@@ -48,7 +48,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
 		"dns-server", "hostname", "listen", "log-format", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
-		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
+		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen",
+		"request-memory"}
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names
@@ -161,6 +162,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"version", "--short"}, "unknown flag --short", "mailroom version --help"},
 		{[]string{"serve", "--listen"}, "flag needs an argument: --listen", "mailroom serve --help"},
 		{[]string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together", "mailroom serve --help"},
+		{[]string{"serve", "--request-memory", "64MiB"}, "at least 192MiB", "mailroom serve --help"},
+		{[]string{"serve", "--request-memory", "lots"}, "not a size", "mailroom serve --help"},
 		{[]string{"messages"}, "list, get or raw", "mailroom messages --help"},
 		{[]string{"send", "--from", "a@shop.example", "--subject", "Hi", "--text", "t"}, "needs --to", "mailroom send --help"},
 		{[]string{"send", "--to", "b@example.net", "--subject", "Hi", "--text", "t"}, "needs --from", "mailroom send --help"},
