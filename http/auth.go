@@ -18,7 +18,8 @@ func keyFrom(ctx context.Context) *mailroom.APIKey {
 
 // authed guards a handler: the bearer key must be valid, not revoked,
 // within its account's request rate (docs/api.md "Limits") and hold scope, checked in
-// that order (docs/api.md "Errors"). Only the Authorization header is read: a key in
+// that order (docs/api.md "Errors"); then the request's body takes its
+// memory from the node's budget (reserveMemory). Only the Authorization header is read: a key in
 // the query string or a cookie would end up in proxy logs and browser
 // history, so those are not accepted.
 func (s *Server) authed(scope mailroom.Scope, next http.HandlerFunc) http.HandlerFunc {
@@ -50,6 +51,11 @@ func (s *Server) authedEither(scope, or mailroom.Scope, next http.HandlerFunc) h
 			writeError(w, r, err)
 			return
 		}
+		r, releaseMemory, ok := s.reserveMemory(w, r, key.AccountID)
+		if !ok {
+			return
+		}
+		defer releaseMemory()
 		next(w, r.WithContext(context.WithValue(r.Context(), keyContextKey{}, key)))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/emaillog"
+	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/ratelimit"
 	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/suppression"
@@ -54,6 +55,10 @@ type Server struct {
 	// Limiter enforces each account's request rate (docs/api.md "Limits"); nil lets
 	// every request through, which tests that are not about rates want.
 	Limiter *ratelimit.Limiter
+	// Memory is the node's memory budget for requests in flight, which
+	// each authenticated request's body takes from before it is read
+	// (docs/api.md "Limits"); nil bounds nothing.
+	Memory *membudget.Budget
 	// StorageBudget bounds each authenticated request's storage work; zero
 	// means the package's StorageBudget.
 	StorageBudget time.Duration
@@ -63,8 +68,9 @@ type Server struct {
 	// serve --dev (securityheaders.go says why).
 	NoHSTS bool
 
-	log     *slog.Logger
-	metrics *metrics
+	log           *slog.Logger
+	metrics       *metrics
+	memoryRefused *prometheus.CounterVec
 }
 
 func (s *Server) now() time.Time {
@@ -88,6 +94,7 @@ func (s *Server) Handler() http.Handler {
 		s.log = slog.Default()
 	}
 	s.metrics = newMetrics(s.Metrics)
+	s.memoryRefused = newMemoryMetrics(s.Metrics, s.Memory)
 	return s.observe(s.routes())
 }
 

@@ -52,6 +52,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags = append(serveFlags, "database-url-file", "relay-url-file", "secret-key-file")
 	// What one account may make (issue 27).
 	serveFlags = append(serveFlags, "max-domains", "max-template-versions")
+	serveFlags = append(serveFlags, "request-memory")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names
@@ -164,6 +165,8 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"version", "--short"}, "unknown flag --short", "mailroom version --help"},
 		{[]string{"serve", "--listen"}, "flag needs an argument: --listen", "mailroom serve --help"},
 		{[]string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together", "mailroom serve --help"},
+		{[]string{"serve", "--request-memory", "64MiB"}, "at least 192MiB", "mailroom serve --help"},
+		{[]string{"serve", "--request-memory", "lots"}, "not a size", "mailroom serve --help"},
 		{[]string{"messages"}, "list, get or raw", "mailroom messages --help"},
 		{[]string{"send", "--from", "a@shop.example", "--subject", "Hi", "--text", "t"}, "needs --to", "mailroom send --help"},
 		{[]string{"send", "--to", "b@example.net", "--subject", "Hi", "--text", "t"}, "needs --from", "mailroom send --help"},

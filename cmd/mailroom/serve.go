@@ -39,6 +39,7 @@ type serveConfig struct {
 	inboundFlags
 	submissionFlags
 	httpsFlags
+	requestMemoryFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -76,6 +77,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.inboundFlags.register(fs)
 	c.submissionFlags.register(fs)
 	c.httpsFlags.register(fs)
+	c.requestMemoryFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -249,6 +251,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Unsubscribes: unsubscribes,
 		Dashboard:    dashboard.New(),
 		Limiter:      limiter,
+		Memory:       c.requestMemoryFlags.budget(log),
 		Log:          log,
 		Metrics:      registry,
 		NoHSTS:       c.dev,

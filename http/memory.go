@@ -1,0 +1,139 @@
+package http
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/membudget"
+)
+
+// BodyExpansion is how many bytes of memory a request may come to hold for
+// each byte of its body while it is served: the body read whole, its JSON
+// decoded into strings, attachments decoded from base64, the message's
+// digest and the content column encoded for storage, and html turned into
+// the text part. It is measured, not guessed: the bytes allocated by one
+// whole send through the API divided by its body's size (the most a send
+// can hold at once is no more than it allocates), taken from the worst of
+// BenchmarkSendMemory's cases (a 13 MiB body of html and an attachment) and
+// rounded up; BENCHMARKS.md "A memory budget for requests in flight" has
+// the figures.
+const BodyExpansion = 12
+
+// MinRequestMemory is the smallest budget that serves the largest request
+// a node accepts: a 16 MiB body, expanded.
+const MinRequestMemory = MaxBodyBytes * BodyExpansion
+
+// meteredStep is how much of a body of unknown length (chunked, or HTTP/2
+// without content-length) is reserved at a time as it is read.
+const meteredStep = 256 << 10
+
+// memoryRetryAfter is the Retry-After of a request refused for memory: the
+// requests holding it take about that long to be served.
+const memoryRetryAfter = time.Second
+
+// reserveMemory takes what r's body will cost from the node's memory
+// budget (docs/api.md "Limits"), before a byte of it is read: its
+// Content-Length times BodyExpansion, or, for a body of unknown length,
+// step by step as it is read. Over the budget, or over the account's
+// share of it, it answers 503 service_unavailable with Retry-After and
+// reports false, without reading the body (over HTTP/1.x the connection
+// then closes, so that an unsent body is not waited for). The returned
+// function gives the memory back; it is called once the handler has
+// returned, when what the request held is garbage.
+func (s *Server) reserveMemory(w http.ResponseWriter, r *http.Request, accountID string) (*http.Request, func(), bool) {
+	switch {
+	case s.Memory == nil, r.Body == nil, r.Body == http.NoBody, r.ContentLength == 0:
+		return r, func() {}, true
+	case r.ContentLength > MaxBodyBytes:
+		// Refused 413 without being read.
+		return r, func() {}, true
+	case r.ContentLength > 0:
+		res, err := s.Memory.Reserve(accountID, r.ContentLength*BodyExpansion)
+		if err != nil {
+			s.refuseForMemory(w, r, err)
+			return r, nil, false
+		}
+		return r, res.Release, true
+	}
+	res, _ := s.Memory.Reserve(accountID, 0)
+	body := &meteredBody{ReadCloser: r.Body, res: res, refused: func(err error) error {
+		closeAfterAnswer(w, r)
+		return s.memoryError(err)
+	}}
+	r2 := r.Clone(r.Context())
+	r2.Body = body
+	return r2, res.Release, true
+}
+
+// refuseForMemory answers a request that the budget has no room for.
+func (s *Server) refuseForMemory(w http.ResponseWriter, r *http.Request, err error) {
+	closeAfterAnswer(w, r)
+	writeError(w, r, s.memoryError(err))
+	if r.ProtoMajor == 2 {
+		// As a 429: the client still sending gets the answer.
+		lingerAfterAnswer(w, r, lingerRateLimited)
+	}
+}
+
+// memoryError is the 503 of a refusal by the budget, counted by reason.
+func (s *Server) memoryError(err error) error {
+	reason, msg := "node", "The server is serving as many large requests as its memory allows; retry after the number of seconds in Retry-After."
+	if errors.Is(err, membudget.ErrAccountShare) {
+		reason, msg = "account", "This account's requests in flight hold its share of the server's memory; retry after the number of seconds in Retry-After."
+	}
+	s.memoryRefused.WithLabelValues(reason).Inc()
+	return &mailroom.Error{Code: mailroom.ECodeUnavailable, Message: msg, RetryAfter: memoryRetryAfter}
+}
+
+// meteredBody reserves a body of unknown length as it is read, meteredStep
+// bytes of body at a time; a refusal ends the read with the 503.
+type meteredBody struct {
+	io.ReadCloser
+	res           *membudget.Reservation
+	read, covered int64
+	refused       func(error) error
+	err           error
+}
+
+func (m *meteredBody) Read(p []byte) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	if m.read >= m.covered {
+		if err := m.res.Grow(meteredStep * BodyExpansion); err != nil {
+			m.err = m.refused(err)
+			return 0, m.err
+		}
+		m.covered += meteredStep
+	}
+	n, err := m.ReadCloser.Read(p[:min(int64(len(p)), m.covered-m.read)])
+	m.read += int64(n)
+	return n, err
+}
+
+// newMemoryMetrics registers the budget's metrics on reg (when both are
+// set) and returns the counter of refusals by reason ("node", "account").
+func newMemoryMetrics(reg prometheus.Registerer, b *membudget.Budget) *prometheus.CounterVec {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mailroom_request_memory_refused_total",
+		Help: "Requests refused with 503 because the memory budget for requests in flight was taken, by reason: node (the whole budget) or account (the account's share).",
+	}, []string{"reason"})
+	if reg == nil || b == nil {
+		return refused
+	}
+	reg.MustRegister(refused,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mailroom_request_memory_reserved_bytes",
+			Help: "Bytes of the memory budget held by requests in flight.",
+		}, func() float64 { return float64(b.InUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mailroom_request_memory_budget_bytes",
+			Help: "The memory budget for requests in flight (serve --request-memory).",
+		}, func() float64 { return float64(b.Total()) }))
+	return refused
+}

@@ -1,0 +1,164 @@
+// Package membudget is the node's memory budget for work in flight
+// (docs/api.md "Limits", "Memory"): each request reserves what it will
+// hold before it holds it, and a reservation past the node's budget, or
+// past one account's share of it, is refused at once instead of waiting,
+// so that the caller answers "try again later" without reading what it
+// would have had to hold. It is a weighted semaphore that never blocks:
+// a wait would keep the request's connection and what it already holds,
+// which is what the budget is there to bound.
+package membudget
+
+import (
+	"errors"
+	"sync"
+)
+
+// The two refusals. Both mean "not now": the reservation fits once other
+// reservations are released.
+var (
+	// ErrNodeFull: the node's budget has no room for the reservation.
+	ErrNodeFull = errors.New("the node's memory budget for requests in flight is taken")
+	// ErrAccountShare: the account already holds its share of the budget.
+	ErrAccountShare = errors.New("the account holds its share of the memory budget for requests in flight")
+)
+
+// Budget bounds the bytes reserved at once, node-wide and per account. A
+// nil *Budget grants every reservation (no budget).
+type Budget struct {
+	total, share int64
+
+	mu       sync.Mutex
+	used     int64
+	accounts map[string]int64
+}
+
+// New returns a budget of total bytes, of which one account may hold at
+// most share at once (share is cut to total). One reservation alone (the
+// account's others holding nothing) may grow past the share up to total,
+// so that a request costing more than the share is not refused for ever.
+func New(total, share int64) *Budget {
+	return &Budget{total: total, share: min(share, total), accounts: map[string]int64{}}
+}
+
+// Total is the budget's size in bytes.
+func (b *Budget) Total() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.total
+}
+
+// Share is the most one account may hold at once, in bytes.
+func (b *Budget) Share() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.share
+}
+
+// InUse is the bytes reserved now.
+func (b *Budget) InUse() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// Reserve takes n bytes for account, or refuses with ErrNodeFull or
+// ErrAccountShare. The reservation is held until Release.
+func (b *Budget) Reserve(account string, n int64) (*Reservation, error) {
+	if b == nil {
+		return nil, nil
+	}
+	r := &Reservation{b: b, account: account}
+	if err := r.Grow(n); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// take adds n bytes to account's holding, for a reservation that holds
+// own bytes already, if both bounds allow it.
+func (b *Budget) take(account string, own, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := b.accounts[account]
+	switch {
+	case b.used+n > b.total:
+		return ErrNodeFull
+	case held+n > b.share && held > own:
+		return ErrAccountShare
+	}
+	b.used += n
+	b.accounts[account] = held + n
+	return nil
+}
+
+// give returns n bytes of account's holding.
+func (b *Budget) give(account string, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	if held := b.accounts[account] - n; held > 0 {
+		b.accounts[account] = held
+	} else {
+		delete(b.accounts, account)
+	}
+}
+
+// Reservation is bytes held by one piece of work. A nil *Reservation (of
+// a nil Budget) grows without limit and releases nothing.
+type Reservation struct {
+	b       *Budget
+	account string
+
+	mu       sync.Mutex
+	n        int64
+	released bool
+}
+
+// Grow takes n more bytes, for work whose size shows as it goes (a body
+// of unknown length as it is read), or refuses as Reserve does, the bytes
+// held so far staying held until Release.
+func (r *Reservation) Grow(n int64) error {
+	if r == nil || n <= 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return ErrNodeFull
+	}
+	if err := r.b.take(r.account, r.n, n); err != nil {
+		return err
+	}
+	r.n += n
+	return nil
+}
+
+// Bytes is what the reservation holds now.
+func (r *Reservation) Bytes() int64 {
+	if r == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// Release gives back everything the reservation holds; a second call does
+// nothing.
+func (r *Reservation) Release() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released {
+		return
+	}
+	r.released = true
+	r.b.give(r.account, r.n)
+}
