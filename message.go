@@ -46,6 +46,12 @@ type Message struct {
 
 	Recipients []*Recipient
 
+	// OlderEventsCursor is set by MessageStore.Message when the timeline
+	// it returns is cut to the newest MaxTimelineEvents: the cursor of
+	// ListEvents, filtered by this message, that lists the older ones.
+	// "" when the timeline is whole, and on every other reading.
+	OlderEventsCursor string
+
 	// Raw is the signed message when it is signed at accept: SMTP
 	// submission takes messages whole and signs them then, so storage
 	// keeps these bytes from the start and delivery sends them as they

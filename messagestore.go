@@ -81,7 +81,10 @@ type MessageStore interface {
 	RescheduleMessage(ctx context.Context, accountID, id string, at, now time.Time) error
 	CancelMessage(ctx context.Context, accountID, id string, now time.Time) error
 
-	// Message returns an account's message with recipients and events.
+	// Message returns an account's message with recipients and its
+	// timeline: its newest MaxTimelineEvents events, oldest first. When it
+	// has more, the message's OlderEventsCursor lists the rest through
+	// ListEvents.
 	Message(ctx context.Context, accountID, id string) (*Message, []*Event, error)
 	// ListMessages lists an account's messages newest first.
 	ListMessages(ctx context.Context, accountID string, f MessageFilter, page Page) ([]*Message, string, error)
@@ -92,6 +95,12 @@ type MessageStore interface {
 
 	SuppressionStore
 }
+
+// MaxTimelineEvents bounds the timeline of one message as the log answers
+// it (docs/api.md "The email log"): a message with more events (a long
+// retry of 50 recipients, or many reports) answers its newest ones, and a
+// cursor to the older ones, rather than a body that grows without bound.
+const MaxTimelineEvents = 500
 
 // AcceptResult is the answer to a send.
 type AcceptResult struct {

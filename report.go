@@ -79,7 +79,9 @@ type ReportStore interface {
 	// RecordReport applies what a report says of one recipient, in one
 	// transaction: its new status (none for a delay), its event, and a
 	// suppression. It is not fenced by a delivery's claim: a late bounce
-	// wins over an attempt in flight, whose outcome is then dropped.
+	// wins over an attempt in flight, whose outcome is then dropped. A
+	// recipient already in the outcome's status, or with MaxAsync events
+	// of a delay's type already, is left as it is, with no event.
 	RecordReport(ctx context.Context, o *ReportOutcome) error
 }
 
@@ -94,4 +96,9 @@ type ReportOutcome struct {
 	SMTPResponse string
 	Event        *Event
 	Suppress     *Suppression
+	// MaxAsync, for an outcome that changes no status (a delay), bounds
+	// the events of Event's type that reports may leave for the
+	// recipient: when it has that many already (async ones, written by
+	// earlier reports), RecordReport writes nothing. 0 is no bound.
+	MaxAsync int
 }

@@ -10,7 +10,8 @@ import (
 
 // toMessage shows a message of the email log (docs/api.md "The email
 // log"), with its timeline when events are given (the answers about one
-// message) and without it in lists.
+// message, which the store cuts to the newest mailroom.MaxTimelineEvents)
+// and without it in lists.
 func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 	out := api.Message{
 		ID: m.ID, Status: api.MessageStatus(m.Status), From: m.From.String(),
@@ -36,6 +37,12 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 	for _, e := range events {
 		out.Events = append(out.Events, api.MessageEvent{ID: e.ID, Type: api.EventType(e.Type), CreatedAt: wireTime(e.CreatedAt),
 			Recipient: e.Recipient, Detail: e.Data})
+	}
+	if m.OlderEventsCursor != "" {
+		// The timeline holds the newest mailroom.MaxTimelineEvents: the
+		// rest are GET /v1/events?messageId=…'s, from this cursor on.
+		c := bindCursor(eventsCursorScope(mailroom.EventFilter{MessageID: m.ID}), m.OlderEventsCursor)
+		out.OlderEventsCursor = &c
 	}
 	return out
 }

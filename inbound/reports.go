@@ -124,7 +124,9 @@ func recipientOf(m *mailroom.Message, addr string) *mailroom.Recipient {
 
 // applyDSN: a failed action with a permanent status bounces the recipient
 // (RFC 3464 §2.3.3, §2.3.4); a delay, or a failure with a temporary
-// status, only writes email.deferred; other actions change nothing.
+// status, only writes email.deferred; other actions change nothing. Blocks
+// naming one recipient more than once are collapsed to the most severe
+// (reportcollapse.go): a report writes at most one event per recipient.
 func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report) error {
 	m, tok, err := s.open(ctx, rcpt)
 	if err != nil {
@@ -134,7 +136,7 @@ func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report)
 		s.drop("unverified", rcpt, r)
 		return nil
 	}
-	applied := 0
+	var outcomes reportOutcomes // one per recipient (reportcollapse.go)
 	for _, block := range r.Recipients {
 		target := recipientOf(m, block.FinalRecipient)
 		if target == nil {
@@ -149,17 +151,18 @@ func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report)
 			// Not a recipient of the transaction the token was sent in.
 			continue
 		}
-		o := s.dsnOutcome(m, target, block, r.Text)
-		if o == nil {
-			continue
+		if o := s.dsnOutcome(m, target, block, r.Text); o != nil {
+			outcomes.add(o)
 		}
+	}
+	list := outcomes.list()
+	if len(list) == 0 {
+		s.drop("unmatched", rcpt, r)
+	}
+	for _, o := range list {
 		if err := s.Store.RecordReport(ctx, o); err != nil {
 			return err
 		}
-		applied++
-	}
-	if applied == 0 {
-		s.drop("unmatched", rcpt, r)
 	}
 	return nil
 }

@@ -94,6 +94,11 @@ func (r *accountRefs) scanLogMessage(row scanner) (*mailroom.Message, error) {
 // three reads share one snapshot, so that the status, the recipients and
 // the events agree even while the message is being sent.
 func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.Message, events []*mailroom.Event, err error) {
+	return s.message(ctx, accountID, id, true)
+}
+
+// message is Message, with its timeline or (a report's reading) without.
+func (s *Store) message(ctx context.Context, accountID, id string, timeline bool) (m *mailroom.Message, events []*mailroom.Event, err error) {
 	account, err := s.accountKey(ctx, nil, accountID)
 	if err != nil {
 		return nil, nil, err
@@ -116,18 +121,10 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		if m.Recipients, err = collect(rows, scanRecipient); err != nil {
 			return s.wrap(err, "message recipients")
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id`, messageKey(id))
-		if err != nil {
-			return s.wrap(err, "message events")
-		}
-		if events, err = collect(rows, refs.scanEvent); err != nil {
-			return s.wrap(err, "message events")
-		}
-		// The message is at hand: its events' data is completed from it,
-		// not from a join.
-		sum := m.Summary()
-		for _, e := range events {
-			completeEmailEvent(e, sum)
+		if timeline {
+			if events, err = s.timeline(ctx, tx, refs, m); err != nil {
+				return err
+			}
 		}
 		return s.resolve(ctx, tx, refs)
 	})
@@ -135,6 +132,34 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 		return nil, nil, err
 	}
 	return m, events, nil
+}
+
+// timeline reads m's newest mailroom.MaxTimelineEvents events (one more,
+// to learn whether there are older ones) by events_by_message, newest
+// first, and returns them oldest first; when there are older ones,
+// m.OlderEventsCursor is the ListEvents cursor that follows the oldest
+// returned, as a page of ListEvents filtered by the message would end.
+func (s *Store) timeline(ctx context.Context, tx *sql.Tx, refs *accountRefs, m *mailroom.Message) ([]*mailroom.Event, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+eventColumns+` FROM events WHERE message_id = $1 ORDER BY id DESC LIMIT $2`,
+		messageKey(m.ID), mailroom.MaxTimelineEvents+1)
+	if err != nil {
+		return nil, s.wrap(err, "message events")
+	}
+	events, err := collect(rows, refs.scanEvent)
+	if err != nil {
+		return nil, s.wrap(err, "message events")
+	}
+	events, m.OlderEventsCursor = trimPage(events, mailroom.MaxTimelineEvents, func(e *mailroom.Event) cursor {
+		return cursor{at: micros(e.CreatedAt), id: e.ID}
+	})
+	slices.Reverse(events)
+	// The message is at hand: its events' data is completed from it,
+	// not from a join.
+	sum := m.Summary()
+	for _, e := range events {
+		completeEmailEvent(e, sum)
+	}
+	return events, nil
 }
 
 func scanRecipient(row scanner) (*mailroom.Recipient, error) {

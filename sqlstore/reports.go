@@ -34,8 +34,9 @@ func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Messa
 	if err != nil {
 		return nil, s.wrap(err, "find reported message")
 	}
-	// The log's reading has the tags, from the envelope.
-	m, _, err := s.Message(ctx, account, id)
+	// The log's reading has the tags, from the envelope; a report needs
+	// no timeline.
+	m, _, err := s.message(ctx, account, id, false)
 	return m, err
 }
 
@@ -44,7 +45,11 @@ func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Messa
 // overwrite a late bounce), its event, a suppression, and the message's
 // status, in one transaction shared with other writes. A recipient already
 // in the report's state is left as it is, with no second event: a sender
-// that retries a report applies it once.
+// that retries a report applies it once. A delay (no status) is written
+// only while the recipient has fewer than o.MaxAsync such events from
+// reports; the message's row lock, which the committer takes first on
+// PostgreSQL (SQLite has one writer), keeps two reports from both
+// counting one short of it.
 func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) error {
 	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if o.Status != "" {
@@ -69,6 +74,13 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 				return s.wrap(err, "record report")
 			}
 		}
+		if o.Status == "" && o.MaxAsync > 0 && o.Event != nil {
+			n, err := s.asyncEvents(ctx, tx, o, o.MaxAsync)
+			if err != nil || n >= o.MaxAsync {
+				// As many as reports may leave (repeated delays): nothing.
+				return err
+			}
+		}
 		if o.Event != nil {
 			if err := s.insertEvent(ctx, tx, o.Event); err != nil {
 				return err
@@ -84,4 +96,17 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 		}
 		return s.rederiveStatus(ctx, tx, o.MessageID)
 	}, o.MessageID)
+}
+
+// asyncEvents counts, up to limit, the events of o's type that reports
+// wrote for o's recipient: those whose data says "async":true
+// (mailroom.EmailEventDetail.Async; a JSON string holding those characters
+// has its quotes escaped, so only the member matches). The message's
+// events are read by events_by_message, and a message's events are few.
+func (s *Store) asyncEvents(ctx context.Context, tx *sql.Tx, o *mailroom.ReportOutcome, limit int) (int, error) {
+	var n int
+	err := s.txQueryRow(ctx, tx, `SELECT count(*) FROM (SELECT 1 FROM events
+		WHERE message_id = $1 AND recipient = $2 AND type = $3 AND data LIKE $4 LIMIT $5) AS e`,
+		messageKey(o.MessageID), o.Address, o.Event.Type, `%"async":true%`, limit).Scan(&n)
+	return n, s.wrap(err, "count report events")
 }

@@ -79,8 +79,13 @@ type Message struct {
 	// Recipients are in request order: to, cc, bcc.
 	Recipients []Recipient `json:"recipients"`
 	// Events is the timeline, oldest first: in the answers about one
-	// message only, left out of lists.
+	// message only, left out of lists. A message with more than 500
+	// events has its newest 500 here, and OlderEventsCursor.
 	Events []MessageEvent `json:"events,omitempty"`
+	// OlderEventsCursor is present only when Events is cut to the newest
+	// 500: given as cursor to GET /v1/events?messageId={id} (the message's
+	// id as ID has it), it lists the older events, newest first.
+	OlderEventsCursor *string `json:"olderEventsCursor,omitempty"`
 }
 
 // Recipient is one recipient of a Message and its delivery state (OpenAPI

@@ -229,6 +229,9 @@ func printMessage(w io.Writer, m *client.Message) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", utc(e.CreatedAt), clean(string(e.Type)), clean(e.Recipient), clean(note))
 	}
 	tw.Flush()
+	if m.OlderEventsCursor != nil {
+		fmt.Fprintf(w, "  (the newest %d events; the older ones are listed by GET /v1/events?messageId=%s)\n", len(m.Events), clean(m.ID))
+	}
 }
 
 // smtpReply writes an SMTP reply with its code once: the response may

@@ -29,7 +29,7 @@ export default async function render(ctx) {
       recipients(m)),
     h('section', { class: 'card', 'aria-labelledby': 'timeline-title' },
       h('h2', { id: 'timeline-title' }, 'Timeline'),
-      timeline(m.events || [])),
+      timelineWithOlder(m, ctx)),
     content);
 
   try {
@@ -92,6 +92,46 @@ const eventTones = {
   'email.delivered': 'good', 'email.bounced': 'bad', 'email.failed': 'bad', 'email.complained': 'bad',
   'email.deferred': 'warn', 'email.suppressed': 'warn',
 };
+
+/**
+ * timelineWithOlder is the timeline the message came with and, when the
+ * API cut it to its newest events (olderEventsCursor), a button that reads
+ * the older ones from GET /v1/events?messageId=, a page at a time.
+ */
+function timelineWithOlder(m, ctx) {
+  let events = m.events || [];
+  let cursor = m.olderEventsCursor || null;
+  const list = h('div', {}, timeline(events));
+  if (!cursor) return list;
+  const note = h('p', { class: 'muted small', id: 'timeline-cut' });
+  const more = h('button', { type: 'button', class: 'btn btn-secondary btn-small' }, 'Show older events');
+  const problem = h('div', {});
+  const say = () => {
+    note.textContent = cursor
+      ? `Showing the newest ${events.length} events; this message has older ones.`
+      : `Showing all ${events.length} events.`;
+    more.hidden = !cursor;
+  };
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const page = await api('/v1/events', { query: { messageId: m.id, cursor, limit: 100 }, signal: ctx.signal });
+      const older = page.data.map((e) => ({ id: e.id, type: e.type, createdAt: e.createdAt, recipient: e.recipient, detail: e.data }));
+      events = [...older, ...events];
+      cursor = page.nextCursor;
+      replace(list, timeline(events));
+      replace(problem);
+      say();
+    } catch (err) {
+      if (err.name === 'AbortError') return;
+      replace(problem, errorBox(err));
+    } finally {
+      more.disabled = false;
+    }
+  });
+  say();
+  return h('div', {}, note, list, h('div', { class: 'preview-bar' }, more), problem);
+}
 
 /** timeline lists the events oldest first, as a story reads. */
 function timeline(events) {
