@@ -9,13 +9,14 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/rss"
 	"github.com/mailroom/mailroom/sqlite"
+	"github.com/mailroom/mailroom/storetest"
 )
 
 // BenchmarkDeliveryRSS measures the peak resident memory (RSS) of the
@@ -226,11 +227,9 @@ func TestDeliveryRSSChild(t *testing.T) {
 
 	runtime.GC()
 	debug.FreeOSMemory()
-	idle := procStatus(t, "VmRSS")
-	// Writing 5 resets the peak RSS to the current RSS (proc(5),
-	// /proc/pid/clear_refs, Linux 4.0 and later).
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatalf("cannot reset the peak RSS: %v", err)
+	idle := storetest.Try(rss.Current()).Must(t)
+	if err := rss.ResetPeak(); err != nil {
+		t.Fatal(err)
 	}
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -240,7 +239,7 @@ func TestDeliveryRSSChild(t *testing.T) {
 	if n := deliverAll(t, d); n != c.Recipients {
 		t.Fatalf("delivered to %d recipients, want %d", n, c.Recipients)
 	}
-	peak := procStatus(t, "VmHWM")
+	peak := storetest.Try(rss.Peak()).Must(t)
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	// What stays once the garbage is collected and returned: memory the
@@ -248,26 +247,7 @@ func TestDeliveryRSSChild(t *testing.T) {
 	// heap and are not returned).
 	runtime.GC()
 	debug.FreeOSMemory()
-	out, _ := json.Marshal(rssResult{Idle: idle, Peak: peak, After: procStatus(t, "VmRSS"),
+	out, _ := json.Marshal(rssResult{Idle: idle, Peak: peak, After: storetest.Try(rss.Current()).Must(t),
 		Alloc: after.TotalAlloc - before.TotalAlloc})
 	fmt.Printf("delivery-rss: %s\n", out)
-}
-
-// procStatus reads a field of /proc/self/status, in bytes.
-func procStatus(t *testing.T, field string) uint64 {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", field, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/membudget"
+	"github.com/mailroom/mailroom/rss"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -247,33 +247,13 @@ func TestRequestMemoryRSSChild(t *testing.T) {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	idle := selfStatus(t, "VmRSS")
-	// Writing 5 resets the peak RSS to the current RSS (proc(5)).
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatalf("cannot reset the peak RSS: %v", err)
+	idle := storetest.Try(rss.Current()).Must(t)
+	if err := rss.ResetPeak(); err != nil {
+		t.Fatal(err)
 	}
 	ready, _ := json.Marshal(srv)
 	fmt.Printf("request-rss-ready: %s\n", ready)
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent's load is over
-	out, _ := json.Marshal(rssLoadResult{Idle: idle, Peak: selfStatus(t, "VmHWM")})
+	out, _ := json.Marshal(rssLoadResult{Idle: idle, Peak: storetest.Try(rss.Peak()).Must(t)})
 	fmt.Printf("request-rss: %s\n", out)
-}
-
-// selfStatus reads a field of /proc/self/status, in bytes.
-func selfStatus(t *testing.T, field string) uint64 {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", field, err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no %s in /proc/self/status", field)
-	return 0
 }
