@@ -33,7 +33,7 @@ type memoryWorld struct {
 	budget   *membudget.Budget
 	registry *prometheus.Registry
 	// acme sends from shop.example, other from other.example.
-	acme, other           *mailroom.Account
+	acme, other         *mailroom.Account
 	acmeKey, otherKey   string
 	acmeFrom, otherFrom string
 }
