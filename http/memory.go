@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/membudget"
 )
@@ -27,10 +25,6 @@ const BodyExpansion = 12
 // MinRequestMemory is the smallest budget that serves the largest request
 // a node accepts: a 16 MiB body, expanded.
 const MinRequestMemory = MaxBodyBytes * BodyExpansion
-
-// meteredStep is how much of a body of unknown length (chunked, or HTTP/2
-// without content-length) is reserved at a time as it is read.
-const meteredStep = 256 << 10
 
 // memoryRetryAfter is the Retry-After of a request refused for memory: the
 // requests holding it take about that long to be served.
@@ -60,11 +54,13 @@ func (s *Server) reserveMemory(w http.ResponseWriter, r *http.Request, accountID
 		}
 		return r, res.Release, true
 	}
+	// A body of unknown length (chunked, or HTTP/2 without
+	// content-length) is reserved as it is read.
 	res, _ := s.Memory.Reserve(accountID, 0)
-	body := &meteredBody{ReadCloser: r.Body, res: res, refused: func(err error) error {
+	body := meteredBody{Closer: r.Body, Reader: membudget.NewReader(r.Body, res, BodyExpansion, 0, func(err error) error {
 		closeAfterAnswer(w, r)
 		return s.memoryError(err)
-	}}
+	})}
 	r2 := r.Clone(r.Context())
 	r2.Body = body
 	return r2, res.Release, true
@@ -82,58 +78,17 @@ func (s *Server) refuseForMemory(w http.ResponseWriter, r *http.Request, err err
 
 // memoryError is the 503 of a refusal by the budget, counted by reason.
 func (s *Server) memoryError(err error) error {
-	reason, msg := "node", "The server is serving as many large requests as its memory allows; retry after the number of seconds in Retry-After."
+	msg := "The server is serving as many large requests as its memory allows; retry after the number of seconds in Retry-After."
 	if errors.Is(err, membudget.ErrAccountShare) {
-		reason, msg = "account", "This account's requests in flight hold its share of the server's memory; retry after the number of seconds in Retry-After."
+		msg = "This account's requests in flight hold its share of the server's memory; retry after the number of seconds in Retry-After."
 	}
-	s.memoryRefused.WithLabelValues(reason).Inc()
+	s.memoryRefused.Count(membudget.SurfaceHTTP, err)
 	return &mailroom.Error{Code: mailroom.ECodeUnavailable, Message: msg, RetryAfter: memoryRetryAfter}
 }
 
-// meteredBody reserves a body of unknown length as it is read, meteredStep
-// bytes of body at a time; a refusal ends the read with the 503.
+// meteredBody is a body of unknown length read through the budget's
+// metering reader.
 type meteredBody struct {
-	io.ReadCloser
-	res           *membudget.Reservation
-	read, covered int64
-	refused       func(error) error
-	err           error
-}
-
-func (m *meteredBody) Read(p []byte) (int, error) {
-	if m.err != nil {
-		return 0, m.err
-	}
-	if m.read >= m.covered {
-		if err := m.res.Grow(meteredStep * BodyExpansion); err != nil {
-			m.err = m.refused(err)
-			return 0, m.err
-		}
-		m.covered += meteredStep
-	}
-	n, err := m.ReadCloser.Read(p[:min(int64(len(p)), m.covered-m.read)])
-	m.read += int64(n)
-	return n, err
-}
-
-// newMemoryMetrics registers the budget's metrics on reg (when both are
-// set) and returns the counter of refusals by reason ("node", "account").
-func newMemoryMetrics(reg prometheus.Registerer, b *membudget.Budget) *prometheus.CounterVec {
-	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "mailroom_request_memory_refused_total",
-		Help: "Requests refused with 503 because the memory budget for requests in flight was taken, by reason: node (the whole budget) or account (the account's share).",
-	}, []string{"reason"})
-	if reg == nil || b == nil {
-		return refused
-	}
-	reg.MustRegister(refused,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "mailroom_request_memory_reserved_bytes",
-			Help: "Bytes of the memory budget held by requests in flight.",
-		}, func() float64 { return float64(b.InUse()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "mailroom_request_memory_budget_bytes",
-			Help: "The memory budget for requests in flight (serve --request-memory).",
-		}, func() float64 { return float64(b.Total()) }))
-	return refused
+	*membudget.Reader
+	io.Closer
 }

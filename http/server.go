@@ -70,7 +70,7 @@ type Server struct {
 
 	log           *slog.Logger
 	metrics       *metrics
-	memoryRefused *prometheus.CounterVec
+	memoryRefused *membudget.Refusals
 }
 
 func (s *Server) now() time.Time {
@@ -94,7 +94,7 @@ func (s *Server) Handler() http.Handler {
 		s.log = slog.Default()
 	}
 	s.metrics = newMetrics(s.Metrics)
-	s.memoryRefused = newMemoryMetrics(s.Metrics, s.Memory)
+	s.memoryRefused = membudget.Metrics(s.Metrics, s.Memory, membudget.SurfaceHTTP)
 	return s.observe(s.routes())
 }
 

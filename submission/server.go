@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/smtpserver"
 )
 
@@ -64,6 +65,15 @@ type Server struct {
 	// client address (DefaultAuthFailureBurst, DefaultAuthFailureInterval).
 	AuthFailureBurst    int
 	AuthFailureInterval time.Duration
+	// Memory is the node's memory budget for requests in flight, the one
+	// the HTTPS API takes from (docs/api.md "Limits", "Memory"): a
+	// message reserves MessageExpansion bytes per byte, under its
+	// account's share, at MAIL for a declared SIZE and otherwise as it
+	// arrives, and gives them back once answered. A message it has no
+	// room for is answered 452 4.3.1 and the session goes on. Nil: no
+	// budget. MemoryRefusals counts the refusals (membudget.Metrics).
+	Memory         *membudget.Budget
+	MemoryRefusals *membudget.Refusals
 
 	base smtpserver.Server
 	// auth is made by setup, which the skeleton calls once.

@@ -175,7 +175,7 @@ var (
 )
 
 // certificate is a self-signed certificate for certName, made once.
-func certificate(t *testing.T) tls.Certificate {
+func certificate(t testing.TB) tls.Certificate {
 	t.Helper()
 	certOnce.Do(func() {
 		// The certificate is kept in memory: the directory may go with
@@ -190,7 +190,7 @@ func certificate(t *testing.T) tls.Certificate {
 
 // startServer serves both ports on free ports of 127.0.0.1 until the test
 // ends.
-func startServer(t *testing.T, configure ...func(*submission.Server)) *testServer {
+func startServer(t testing.TB, configure ...func(*submission.Server)) *testServer {
 	t.Helper()
 	cert := certificate(t)
 	roots := x509.NewCertPool()
@@ -225,7 +225,7 @@ func startServer(t *testing.T, configure ...func(*submission.Server)) *testServe
 
 // dialTLS connects with go-smtp's client through STARTTLS and logs in
 // with key ("" for no login).
-func (ts *testServer) dialTLS(t *testing.T, key string) *gosmtp.Client {
+func (ts *testServer) dialTLS(t testing.TB, key string) *gosmtp.Client {
 	t.Helper()
 	c, err := gosmtp.DialStartTLS(ts.addr, ts.client)
 	if err != nil {

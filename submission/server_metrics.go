@@ -11,8 +11,8 @@ import (
 // OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout.
 // Per AUTH: OutcomeAuthOK, OutcomeAuthFailed, OutcomeAuthUnavailable,
 // OutcomeAuthLimited, OutcomeAuthNoTLS. Per MAIL: OutcomeAuthRequired, OutcomeKeyRejected,
-// OutcomeRateLimited. Per message: OutcomeQueued, OutcomeRejected,
-// OutcomeRateLimited, OutcomeTooLarge, OutcomeUnavailable, OutcomeFailed,
+// OutcomeRateLimited, OutcomeMemoryRefused. Per message: OutcomeQueued, OutcomeRejected,
+// OutcomeRateLimited, OutcomeMemoryRefused, OutcomeTooLarge, OutcomeUnavailable, OutcomeFailed,
 // OutcomeAborted.
 const (
 	// OutcomeConnRefused: a connection beyond MaxConnsPerIP or MaxConns.
@@ -43,6 +43,10 @@ const (
 	// OutcomeRateLimited: the account's rate limit, at MAIL or from
 	// Submit (451 4.7.0).
 	OutcomeRateLimited = "rate_limited"
+	// OutcomeMemoryRefused: the memory budget for requests in flight
+	// had no room for the message, at MAIL for its declared SIZE or as it
+	// arrived (452 4.3.1); the client submits again later.
+	OutcomeMemoryRefused = "memory_refused"
 	// OutcomeQueued: a message made durable (250 queued as msg_…).
 	OutcomeQueued = "queued"
 	// OutcomeRejected: a message refused for good (550 5.7.1): sender or
@@ -66,7 +70,7 @@ const (
 var Outcomes = []string{
 	OutcomeConnRefused, OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout,
 	OutcomeAuthOK, OutcomeAuthFailed, OutcomeAuthUnavailable, OutcomeAuthLimited, OutcomeAuthNoTLS,
-	OutcomeAuthRequired, OutcomeKeyRejected, OutcomeRateLimited,
+	OutcomeAuthRequired, OutcomeKeyRejected, OutcomeRateLimited, OutcomeMemoryRefused,
 	OutcomeQueued, OutcomeRejected, OutcomeTooLarge, OutcomeUnavailable, OutcomeFailed, OutcomeAborted,
 }
 
@@ -79,6 +83,6 @@ func Metrics(reg prometheus.Registerer) func(outcome string) {
 		"What SMTP submission did with connections, logins, transactions and messages, by outcome "+
 			"(conn_refused, closed_junk, closed_errors, closed_session_timeout, "+
 			"auth_ok, auth_failed, auth_unavailable, auth_limited, auth_no_tls, auth_required, "+
-			"key_rejected, rate_limited, queued, rejected, too_large, unavailable, failed, aborted).",
+			"key_rejected, rate_limited, memory_refused, queued, rejected, too_large, unavailable, failed, aborted).",
 		Outcomes)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/connlimit"
+	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/smtpserver"
 )
 
@@ -43,14 +44,33 @@ type session struct {
 	// at the next transaction. Neither is ever logged. Mu guards them.
 	key      *mailroom.APIKey
 	password string
+	// mem is what the open transaction holds of the memory budget; Data
+	// takes it over, and Reset or Logout gives back what it still holds.
+	mem transactionMemory
 }
 
-// Reset, the skeleton's, ends the transaction; the login stays (RFC 4954
-// §4: only the end of the session, or STARTTLS, ends it).
+// Reset ends the transaction (the skeleton's Reset) and gives back what it
+// held of the memory budget.
+func (x *session) Reset() {
+	x.Session.Reset()
+	x.releaseMemory()
+}
+
+func (x *session) releaseMemory() {
+	x.Mu.Lock()
+	mem := x.mem
+	x.mem = transactionMemory{}
+	x.Mu.Unlock()
+	mem.res.Release()
+}
+
+// Reset ends the transaction; the login stays (RFC 4954 §4: only the
+// end of the session, or STARTTLS, ends it).
 
 // Logout ends the session and its login.
 func (x *session) Logout() error {
 	err := x.Session.Logout()
+	x.releaseMemory()
 	x.Mu.Lock()
 	defer x.Mu.Unlock()
 	x.key, x.password = nil, ""
@@ -60,8 +80,10 @@ func (x *session) Logout() error {
 // Mail opens a transaction for a logged-in client whose key still passes
 // (checked again here: the Handler caches keys, so this is cheap) and
 // whose account is within its rate limit. A declared SIZE beyond the limit
-// go-smtp refuses before (RFC 1870 §6.1).
-func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
+// go-smtp refuses before (RFC 1870 §6.1); one within it takes its memory
+// from the budget here, before the message is sent, or is answered 452
+// 4.3.1 (§6.1: the server may take it later).
+func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	s, base := x.s, x.Server
 	x.Mu.Lock()
 	prev, password, open := x.key, x.password, x.Tx.Open
@@ -95,7 +117,20 @@ func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
 			return errCredentialsInvalid
 		}
 	}
+	// Before the rate limit: a message refused for memory does not spend
+	// the account's requests.
+	var size int64
+	if opts != nil {
+		size = opts.Size
+	}
+	mem, err := s.reserveDeclared(key.AccountID, size)
+	if err != nil {
+		base.Log().Info("submission refused at MAIL: the memory budget has no room for the declared size",
+			"remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID, "size", size, "reason", membudget.Reason(err))
+		return s.memoryReply(err)
+	}
 	if !s.Handler.Allow(key) {
+		mem.res.Release()
 		base.Observe(OutcomeRateLimited)
 		base.Log().Info("submission rate limited at MAIL", "remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID)
 		return errRateLimited
@@ -103,7 +138,14 @@ func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
 	x.Mu.Lock()
 	x.key = key
 	x.Mu.Unlock()
-	return x.Open(from, key)
+	if err := x.Open(from, key); err != nil {
+		mem.res.Release()
+		return err
+	}
+	x.Mu.Lock()
+	x.mem = mem
+	x.Mu.Unlock()
+	return nil
 }
 
 // Rcpt takes any recipient: what a recipient may be (its syntax,
@@ -136,6 +178,15 @@ func (x *session) Data(r io.Reader) error {
 	}
 	key := tx.Auth
 	lim := base.Limits()
+	// The message's memory: what MAIL reserved, and the rest as it
+	// arrives, given back once it is answered (Data returns when the
+	// message is taken or refused, what Submit held being garbage then).
+	x.Mu.Lock()
+	mem := x.mem
+	x.mem = transactionMemory{}
+	x.Mu.Unlock()
+	metered, res := x.s.meter(m, key.AccountID, mem)
+	defer res.Release()
 
 	// Submit may take the handler timeout from the end of the message;
 	// reading the message is bounded by the data timeout.
@@ -148,7 +199,7 @@ func (x *session) Data(r io.Reader) error {
 		}
 	}()
 	m.AtEOF = func() { timer.Store(time.AfterFunc(lim.HandlerTimeout, cancel)) }
-	id, err := x.submit(ctx, tx, m)
+	id, err := x.submit(ctx, tx, metered)
 	// Whatever Submit left is read too, counted against the limit, so
 	// that the size and the end of the message are known.
 	_, _ = io.Copy(io.Discard, m)
@@ -178,6 +229,11 @@ func (x *session) Data(r io.Reader) error {
 		base.Observe(OutcomeAborted)
 		info(OutcomeAborted, "err", m.Failure())
 		return x.CutOff(d)
+	case metered.Err() != nil && err != nil:
+		// The rest was read above and dropped, holding nothing.
+		reply := x.s.memoryReply(metered.Err())
+		info(OutcomeMemoryRefused, "reply", reply.Code, "reason", membudget.Reason(metered.Err()))
+		return reply
 	case err != nil:
 		reply, outcome := submitReply(err)
 		base.Observe(outcome)

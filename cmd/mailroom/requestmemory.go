@@ -10,6 +10,7 @@ import (
 
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/membudget"
+	"github.com/mailroom/mailroom/submission"
 )
 
 // requestMemoryFlags size the node's memory budget for requests in flight
@@ -19,8 +20,14 @@ type requestMemoryFlags struct {
 }
 
 func (f *requestMemoryFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.requestMemory, "request-memory", "the `SIZE` (512MiB, 2GiB) of memory that request bodies in flight and their decoded forms may take on this node, one account at most half; past it requests are answered 503 (default: a quarter of the cgroup memory limit, or of physical memory)")
+	fs.Var(&f.requestMemory, "request-memory", "the `SIZE` (512MiB, 2GiB) of memory that request bodies and submitted messages in flight and their decoded forms may take on this node, one account at most half; past it requests are answered 503 and SMTP submission 452 (default: a quarter of the cgroup memory limit, or of physical memory)")
 }
+
+// minRequestMemory is the smallest budget that takes the largest request
+// of either surface that takes from it: a 16 MiB body of the HTTPS API
+// (mhttp.MinRequestMemory) or a 16 MiB message of SMTP submission
+// (submission.MinMemory), expanded by its measured factor.
+const minRequestMemory = max(mhttp.MinRequestMemory, submission.MinMemory)
 
 // fallbackRequestMemory is the budget where the machine's memory cannot be
 // read (not Linux).
@@ -28,7 +35,7 @@ const fallbackRequestMemory = 1 << 30
 
 // budget makes the budget of --request-memory, or a quarter of the
 // machine's memory (membudget.Machine), never less than one largest
-// request (mhttp.MinRequestMemory), and sets Go's soft memory limit to
+// request (minRequestMemory), and sets Go's soft memory limit to
 // match, unless GOMEMLIMIT sets it: twice the budget (the budget, and as
 // much again for the rest of the process: delivery, caches, the garbage of
 // requests already answered), at most three quarters of the machine's
@@ -41,7 +48,7 @@ func (f *requestMemoryFlags) budget(log *slog.Logger) *membudget.Budget {
 	case total > 0:
 		source = "--request-memory"
 	case machine > 0:
-		total = max(machine/4, mhttp.MinRequestMemory)
+		total = max(machine/4, minRequestMemory)
 		source = "a quarter of " + source
 	default:
 		total, source = fallbackRequestMemory, "the default where the machine's memory cannot be read"
@@ -77,9 +84,9 @@ func (s *sizeFlag) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	if n < mhttp.MinRequestMemory {
-		return fmt.Errorf("at least %s is needed: one request of the largest size (16 MiB) takes %d times its body",
-			membudget.FormatSize(mhttp.MinRequestMemory), mhttp.BodyExpansion)
+	if n < minRequestMemory {
+		return fmt.Errorf("at least %s is needed: one request of the largest size (16 MiB) takes %d times its body, one submitted message %d times its size",
+			membudget.FormatSize(minRequestMemory), mhttp.BodyExpansion, submission.MessageExpansion)
 	}
 	if n > math.MaxInt64/4 {
 		return fmt.Errorf("%q is more than this node can have", v)

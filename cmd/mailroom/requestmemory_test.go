@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"testing"
 
-	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/membudget"
 )
 
@@ -40,7 +39,7 @@ func TestRequestMemoryBudgetAndGoMemoryLimit(t *testing.T) {
 	var unset requestMemoryFlags
 	b = unset.budget(log)
 	switch {
-	case machine > 0 && b.Total() != max(machine/4, mhttp.MinRequestMemory):
+	case machine > 0 && b.Total() != max(machine/4, minRequestMemory):
 		t.Fatalf("default budget %d on a machine of %d", b.Total(), machine)
 	case machine == 0 && b.Total() != fallbackRequestMemory:
 		t.Fatalf("default budget %d where the machine's memory is unknown", b.Total())

@@ -265,7 +265,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	defer stopInbound()
 	submissions := newSubmissions(store, api.Auth, domains, limiter, svc.sender.Queued)
-	stopSubmission, err := c.submissionFlags.startSubmission(submissions, tlscert.ServerConfig(cert), c.hostname, registry, log)
+	// The same budget as the API's: a node has one memory.
+	stopSubmission, err := c.submissionFlags.startSubmission(submissions, api.Memory, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
 		stopBackground()
 		return err

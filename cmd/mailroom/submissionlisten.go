@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/smtpserver"
 	"github.com/mailroom/mailroom/submission"
 )
@@ -25,12 +26,14 @@ func (f *submissionFlags) register(fs *flag.FlagSet) {
 
 // startSubmission starts the submission listeners that are set and
 // returns a function that stops them, letting the messages being taken
-// get their answer (up to 30 s).
-func (f *submissionFlags) startSubmission(h submission.Handler, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
+// get their answer (up to 30 s). Messages take their memory from memory,
+// the node's budget the HTTPS API takes from too.
+func (f *submissionFlags) startSubmission(h submission.Handler, memory *membudget.Budget, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
 	if f.starttls == "" && f.implicit == "" {
 		return func() {}, nil
 	}
-	srv := &submission.Server{Handler: h, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)}}
+	srv := &submission.Server{Handler: h, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)},
+		Memory: memory, MemoryRefusals: membudget.Metrics(reg, memory, membudget.SurfaceSubmission)}
 	var ports []smtpPort
 	if f.starttls != "" {
 		ports = append(ports, smtpPort{addr: f.starttls, serve: srv.Serve, attrs: []any{"tls", "STARTTLS"}})
