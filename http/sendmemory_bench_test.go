@@ -32,8 +32,9 @@ func largeSend(from string, size, html int) []byte {
 }
 
 // BenchmarkSendMemory measures BodyExpansion: the bytes allocated by one
-// large send (or batch) through the whole API on SQLite, client and
-// server in this process, divided by its body's size (alloc/body). What a
+// large send (or batch) through the whole API on each engine (PostgreSQL
+// when MAILROOM_TEST_DATABASE_URL is set), client and server in this
+// process, divided by its body's size (alloc/body). What a
 // request allocates bounds what it can hold at once, so the largest ratio,
 // rounded up, is what a request reserves per byte of body:
 //
@@ -45,37 +46,42 @@ func BenchmarkSendMemory(b *testing.B) {
 		batch      int
 	}{{"attachment-13MiB", 13 << 20, 0, 0}, {"html-5MiB-attachment-8MiB", 13 << 20, 5<<20 - 100, 0},
 		{"batch-10x1.3MiB", 13 << 19, 0, 10}, {"batch-10x1.3MiB-html", 13 << 19, 1 << 19, 10}} {
-		b.Run(c.name, func(b *testing.B) {
-			e := newEnvWithStore(b, storetest.SQLite.Open(b), func(_ *mhttp.Server, d *delivery.Deliverer) { d.Healthy = func() bool { return false } })
-			e.verifiedDomain(b, "shop.example")
-			body := largeSend("orders@shop.example", c.size, c.html)
-			path := "/v1/send"
-			if c.batch > 0 {
-				path = "/v1/send/batch"
-				items := make([]json.RawMessage, c.batch)
-				for i := range items {
-					items[i] = largeSend("orders@shop.example", c.size/c.batch, c.html/c.batch)
+		for _, engine := range []storetest.Engine{storetest.SQLite, storetest.Postgres} {
+			b.Run(engine.Name+"/"+c.name, func(b *testing.B) {
+				if engine.Name == storetest.Postgres.Name {
+					storetest.RequirePostgres(b)
 				}
-				body, _ = json.Marshal(map[string]any{"messages": items})
-			}
-			var ms0, ms1 runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&ms0)
-			n := 0
-			for b.Loop() {
-				req, _ := http.NewRequest("POST", e.Base+path, bytes.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+e.admin)
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := e.HTTP.Do(req)
-				if err != nil || resp.StatusCode != 200 {
-					b.Fatal(err, resp.StatusCode)
+				e := newEnvWithStore(b, engine.Open(b), func(_ *mhttp.Server, d *delivery.Deliverer) { d.Healthy = func() bool { return false } })
+				e.verifiedDomain(b, "shop.example")
+				body := largeSend("orders@shop.example", c.size, c.html)
+				path := "/v1/send"
+				if c.batch > 0 {
+					path = "/v1/send/batch"
+					items := make([]json.RawMessage, c.batch)
+					for i := range items {
+						items[i] = largeSend("orders@shop.example", c.size/c.batch, c.html/c.batch)
+					}
+					body, _ = json.Marshal(map[string]any{"messages": items})
 				}
-				resp.Body.Close()
-				n++
-			}
-			runtime.ReadMemStats(&ms1)
-			b.ReportMetric(float64(len(body))/(1<<20), "body-MiB")
-			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n)/float64(len(body)), "alloc/body")
-		})
+				var ms0, ms1 runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&ms0)
+				n := 0
+				for b.Loop() {
+					req, _ := http.NewRequest("POST", e.Base+path, bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+e.admin)
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := e.HTTP.Do(req)
+					if err != nil || resp.StatusCode != 200 {
+						b.Fatal(err, resp.StatusCode)
+					}
+					resp.Body.Close()
+					n++
+				}
+				runtime.ReadMemStats(&ms1)
+				b.ReportMetric(float64(len(body))/(1<<20), "body-MiB")
+				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(n)/float64(len(body)), "alloc/body")
+			})
+		}
 	}
 }

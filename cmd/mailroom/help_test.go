@@ -165,7 +165,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"version", "--short"}, "unknown flag --short", "mailroom version --help"},
 		{[]string{"serve", "--listen"}, "flag needs an argument: --listen", "mailroom serve --help"},
 		{[]string{"serve", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together", "mailroom serve --help"},
-		{[]string{"serve", "--request-memory", "64MiB"}, "at least 240MiB", "mailroom serve --help"},
+		{[]string{"serve", "--request-memory", "64MiB"}, "at least 256MiB", "mailroom serve --help"},
 		{[]string{"serve", "--request-memory", "lots"}, "not a size", "mailroom serve --help"},
 		{[]string{"messages"}, "list, get or raw", "mailroom messages --help"},
 		{[]string{"send", "--from", "a@shop.example", "--subject", "Hi", "--text", "t"}, "needs --to", "mailroom send --help"},
