@@ -95,18 +95,39 @@ func readJSONBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// readBody reads a body whole into one buffer sized for its declared
-// length (with room to see its end), so that a large body costs its size
-// once: io.ReadAll grows its slice a quarter at a time, allocating about
-// five times a 13 MiB body on the way. A body of unknown length grows the
-// buffer by doubling.
+// firstBodyBuffer is the buffer a body is first read into; it doubles as
+// the body arrives.
+const firstBodyBuffer = 64 << 10
+
+// readBody reads a body whole into a buffer that grows as the body
+// arrives, doubling up to its declared length (with room to see its end):
+// a 16 MiB body allocates about twice its size on the way and holds one
+// and a half at the last step, where io.ReadAll, which grows a quarter at
+// a time, allocates about five times. The buffer is never sized from the
+// declared length before the bytes arrive, so that a client that declares
+// 16 MiB and sends nothing holds no memory (the budget reserves a body as
+// it arrives too, reserveMemory).
 func readBody(body io.Reader, declared int64) ([]byte, error) {
-	var buf bytes.Buffer
+	limit := MaxBodyBytes + bytes.MinRead
 	if declared > 0 && declared <= MaxBodyBytes {
-		buf.Grow(int(declared) + bytes.MinRead)
+		limit = int(declared) + bytes.MinRead
 	}
-	_, err := buf.ReadFrom(body)
-	return buf.Bytes(), err
+	buf := make([]byte, 0, min(firstBodyBuffer, limit))
+	for {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), max(min(2*cap(buf), limit), len(buf)+bytes.MinRead))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // unmarshalRequest decodes one JSON value from body into dst by

@@ -32,12 +32,14 @@ const MinRequestMemory = MaxBodyBytes * BodyExpansion
 const memoryRetryAfter = time.Second
 
 // reserveMemory takes what r's body will cost from the node's memory
-// budget (docs/api.md "Limits"), before a byte of it is read: its
-// Content-Length times BodyExpansion, or, for a body of unknown length,
-// step by step as it is read. Over the budget, or over the account's
-// share of it, it answers 503 service_unavailable with Retry-After and
-// reports false, without reading the body (over HTTP/1.x the connection
-// then closes, so that an unsent body is not waited for). The returned
+// budget (docs/api.md "Limits") as it is read, BodyExpansion bytes per
+// byte, membudget.MeterStep bytes of body at a time. A body with a
+// Content-Length whose whole cost does not fit now, in the budget or in
+// the account's share of it, is answered 503 service_unavailable with
+// Retry-After at once, reporting false, without reading the body (over
+// HTTP/1.x the connection then closes, so that an unsent body is not
+// waited for); one that fits at first and not later, or a body of unknown
+// length, gets the same answer when its next step does not fit. The returned
 // function gives the memory back; it is called once the handler has
 // returned, when what the request held is garbage.
 func (s *Server) reserveMemory(w http.ResponseWriter, r *http.Request, accountID string) (*http.Request, func(), bool) {
@@ -48,15 +50,19 @@ func (s *Server) reserveMemory(w http.ResponseWriter, r *http.Request, accountID
 		// Refused 413 without being read.
 		return r, func() {}, true
 	case r.ContentLength > 0:
-		res, err := s.Memory.Reserve(accountID, r.ContentLength*BodyExpansion)
-		if err != nil {
+		// What the whole body will cost must fit now, or the request is
+		// refused before a byte of it is read; it is then reserved as
+		// it arrives, so that a body that stalls (a client that sends its
+		// headers and waits, for the read timeout) holds only what it
+		// sent, not the memory of a body it never sends.
+		if err := s.Memory.Check(accountID, r.ContentLength*BodyExpansion); err != nil {
 			s.refuseForMemory(w, r, err)
 			return r, nil, false
 		}
-		return r, res.Release, true
 	}
-	// A body of unknown length (chunked, or HTTP/2 without
-	// content-length) is reserved as it is read.
+	// Every body is reserved as it is read: a body of unknown length
+	// (chunked, or HTTP/2 without content-length), and one whose length
+	// was checked above.
 	res, _ := s.Memory.Reserve(accountID, 0)
 	body := meteredBody{Closer: r.Body, Reader: membudget.NewReader(r.Body, res, BodyExpansion, 0, func(err error) error {
 		closeAfterAnswer(w, r)

@@ -3,6 +3,7 @@ package http_test
 import (
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,17 +17,33 @@ import (
 	"github.com/mailroom/mailroom/storetest"
 )
 
-// heldSend is a send whose body the client holds back after its first
-// bytes: the server has taken its memory from the budget (it reserves
-// from Content-Length before reading) and waits for the rest.
+// heldSend is a send whose body the client holds back after some of its
+// bytes: the server has reserved what arrived (its memory is reserved as
+// the body is read) and waits for the rest.
 type heldSend struct {
-	rest []byte
-	w    *io.PipeWriter
-	done chan *http.Response
+	rest      []byte
+	w         *io.PipeWriter
+	done      chan *http.Response
+	abandoned atomic.Bool
 }
 
-// holdSend starts a send of body with key and writes its first KiB.
+// holdSend starts a send of body with key and writes all of it but its
+// last KiB: it holds about its whole cost.
 func (e *env) holdSend(t *testing.T, key string, body []byte) *heldSend {
+	t.Helper()
+	return e.holdSendAfter(t, key, body, len(body)-1024)
+}
+
+// heldCost is what the budget holds for a body of which sent bytes were
+// read: whole steps of membudget.MeterStep, BodyExpansion bytes a byte.
+func heldCost(sent int) int64 {
+	steps := (int64(sent) + membudget.MeterStep - 1) / membudget.MeterStep
+	return steps * membudget.MeterStep * mhttp.BodyExpansion
+}
+
+// holdSendAfter starts a send of body with key, declaring its whole
+// length, and writes its first sent bytes.
+func (e *env) holdSendAfter(t *testing.T, key string, body []byte, sent int) *heldSend {
 	t.Helper()
 	pr, pw := io.Pipe()
 	req, err := http.NewRequest("POST", e.Base+"/v1/send", pr)
@@ -36,11 +53,13 @@ func (e *env) holdSend(t *testing.T, key string, body []byte) *heldSend {
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
-	h := &heldSend{rest: body[1024:], w: pw, done: make(chan *http.Response, 1)}
+	h := &heldSend{rest: body[sent:], w: pw, done: make(chan *http.Response, 1)}
 	go func() {
 		resp, err := e.HTTP.Do(req)
 		if err != nil {
-			t.Errorf("held send: %v", err)
+			if !h.abandoned.Load() {
+				t.Errorf("held send: %v", err)
+			}
 			close(h.done)
 			return
 		}
@@ -48,10 +67,18 @@ func (e *env) holdSend(t *testing.T, key string, body []byte) *heldSend {
 		resp.Body.Close()
 		h.done <- resp
 	}()
-	if _, err := pw.Write(body[:1024]); err != nil {
+	if _, err := pw.Write(body[:sent]); err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// abandon ends the send without the rest of its body, as a client that
+// goes away does, and waits for its end.
+func (h *heldSend) abandon() {
+	h.abandoned.Store(true)
+	h.w.CloseWithError(io.ErrUnexpectedEOF)
+	<-h.done
 }
 
 // finish sends the rest of the body and returns the status.
@@ -106,11 +133,13 @@ func TestLargeSendsBeyondTheMemoryBudgetAre503(t *testing.T) {
 			poll.Until(t, 10*time.Second, "the budget to hold the sends in flight", func() bool { return budget.InUse() == want })
 		}
 
-		// acme holds two sends: its share.
+		// acme holds two sends, all but the last KiB of each read: its
+		// share.
+		held := heldCost(len(body) - 1024)
 		a1 := e.holdSend(t, e.admin, body)
-		inUse(cost)
+		inUse(held)
 		a2 := e.holdSend(t, e.admin, body)
-		inUse(2 * cost)
+		inUse(2 * held)
 		third := e.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: e.admin, Body: body})
 		wantMemoryRefusal(t, third, "acme's third send, past its share")
 		// A body of unknown length is refused as it is read.
@@ -132,9 +161,9 @@ func TestLargeSendsBeyondTheMemoryBudgetAre503(t *testing.T) {
 		if r := e.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: otherKey, Body: otherBody}); r.Status != 200 {
 			t.Fatalf("the other account's send while acme holds its share: %d %s", r.Status, r.Body)
 		}
-		inUse(2 * cost)
+		inUse(2 * held)
 		b1 := e.holdSend(t, otherKey, otherBody)
-		inUse(2*cost + int64(len(otherBody))*mhttp.BodyExpansion)
+		inUse(2*held + heldCost(len(otherBody)-1024))
 		wantMemoryRefusal(t, e.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: otherKey, Body: otherBody}),
 			"the other account's send with the node's budget taken")
 
@@ -158,4 +187,37 @@ func TestLargeSendsBeyondTheMemoryBudgetAre503(t *testing.T) {
 			t.Fatalf("acme's log: %s, want its three sends that were admitted", m.Body)
 		}
 	})
+}
+
+// TestStalledBodiesHoldOnlyWhatTheySent is the outside probe's finding
+// (issue 27): sends that declare a large Content-Length and then send
+// next to nothing held their whole cost from the budget until the read
+// timeout, so that a few idle connections refused every other send. A
+// body is now reserved as it arrives: eight stalled sends hold a step
+// each, and a send of the same size still fits beside them.
+func TestStalledBodiesHoldOnlyWhatTheySent(t *testing.T) {
+	body := largeSend("orders@shop.example", 8<<20, 0)
+	cost := int64(len(body)) * mhttp.BodyExpansion
+	// Room for two such sends, whoever makes them.
+	budget := membudget.New(2*cost, 2*cost)
+	e := newEnvWithStore(t, storetest.SQLite.Open(t), func(s *mhttp.Server, d *delivery.Deliverer) {
+		s.Memory = budget
+		d.Healthy = func() bool { return false } // accept only
+	})
+	e.verifiedDomain(t, "shop.example")
+
+	var stalled []*heldSend
+	for range 8 {
+		stalled = append(stalled, e.holdSendAfter(t, e.admin, body, 1024))
+	}
+	poll.Until(t, 10*time.Second, "eight stalled sends to hold a step each", func() bool {
+		return budget.InUse() == 8*heldCost(1024)
+	})
+	if r := e.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: e.admin, Body: body}); r.Status != 200 {
+		t.Fatalf("a send beside eight stalled ones: %d %s", r.Status, r.Body)
+	}
+	for _, h := range stalled {
+		h.abandon()
+	}
+	poll.Until(t, 10*time.Second, "the budget to be free", func() bool { return budget.InUse() == 0 })
 }

@@ -79,11 +79,39 @@ func (b *Budget) Reserve(account string, n int64) (*Reservation, error) {
 	return r, nil
 }
 
+// Check says whether a reservation of n bytes for account would be taken
+// now, without taking it: the refusal Reserve would give, or nil. A
+// surface asks it before work whose memory is reserved as it arrives (a
+// body with a Content-Length, read through a Reader), so that work the
+// budget has no room for is refused before any of it is read, while what
+// is reserved follows what has arrived.
+func (b *Budget) Check(account string, n int64) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refusal(account, 0, n)
+}
+
 // take adds n bytes to account's holding, for a reservation that holds
 // own bytes already, if both bounds allow it.
 func (b *Budget) take(account string, own, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.refusal(account, own, n); err != nil {
+		return err
+	}
+	b.used += n
+	b.accounts[account] += n
+	return nil
+}
+
+// refusal is why n more bytes cannot be taken for account by a
+// reservation holding own bytes already, or nil. An account holding
+// nothing else is let past its share when the node has room, so that work
+// larger than the share is never refused for ever. b.mu is held.
+func (b *Budget) refusal(account string, own, n int64) error {
 	held := b.accounts[account]
 	switch {
 	case b.used+n > b.total:
@@ -91,8 +119,6 @@ func (b *Budget) take(account string, own, n int64) error {
 	case held+n > b.share && held > own:
 		return ErrAccountShare
 	}
-	b.used += n
-	b.accounts[account] = held + n
 	return nil
 }
 
