@@ -23,9 +23,12 @@ import (
 // Refused networks beyond what netip's own predicates name: shared
 // address space (RFC 6598 CGNAT), "this network" (RFC 791), IETF protocol
 // assignments (RFC 6890), benchmarking (RFC 2544), the reserved 240/4 and
-// the limited broadcast, the documentation ranges (RFC 5737, RFC 3849),
-// discard-only (RFC 6666) and the deprecated site-local fec0::/10 (RFC
-// 3879), still routed inside some networks.
+// the limited broadcast, the documentation ranges (RFC 5737, RFC 3849,
+// and 3fff::/20 of RFC 9637), discard-only (RFC 6666), IPv6 benchmarking
+// (RFC 5180), ORCHID and ORCHIDv2 identifiers, which are not addresses
+// (RFC 4843, RFC 7343), the SRv6 SID block 5f00::/16 (RFC 9602), and the
+// deprecated site-local fec0::/10 (RFC 3879), still routed inside some
+// networks. None is a place a webhook receiver can be.
 var refused = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -37,6 +40,11 @@ var refused = []netip.Prefix{
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("3fff::/20"),
+	netip.MustParsePrefix("2001:2::/48"),
+	netip.MustParsePrefix("2001:10::/28"),
+	netip.MustParsePrefix("2001:20::/28"),
+	netip.MustParsePrefix("5f00::/16"),
 	netip.MustParsePrefix("fec0::/10"),
 }
 

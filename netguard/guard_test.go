@@ -23,6 +23,7 @@ func TestCheckAddr(t *testing.T) {
 		"0.0.0.0", "::", "0.1.2.3", // unspecified, this network
 		"255.255.255.255", "240.0.0.1", // reserved, broadcast
 		"192.0.2.1", "198.51.100.7", "203.0.113.9", "2001:db8::1", "198.18.0.1", "192.0.0.8", // documentation, benchmarking, IETF
+		"3fff::1", "2001:2::1", "2001:10::1", "2001:20::1", "5f00::1", // IPv6 documentation, benchmarking, ORCHID(v2), SRv6 SIDs
 		"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:100.64.0.1", "::ffff:192.0.2.1", // IPv4-mapped
 		"::127.0.0.1", "64:ff9b::a00:1", "2002:a00:1::1", "100::1", // IPv4-compatible, NAT64, 6to4, discard
 		"fec0::1", // deprecated site-local
