@@ -81,7 +81,8 @@ type ReportStore interface {
 	// suppression. It is not fenced by a delivery's claim: a late bounce
 	// wins over an attempt in flight, whose outcome is then dropped. A
 	// recipient already in the outcome's status, or with MaxAsync events
-	// of a delay's type already, is left as it is, with no event.
+	// of the outcome's type from reports already, is left as it is, with
+	// no event.
 	RecordReport(ctx context.Context, o *ReportOutcome) error
 }
 
@@ -96,9 +97,11 @@ type ReportOutcome struct {
 	SMTPResponse string
 	Event        *Event
 	Suppress     *Suppression
-	// MaxAsync, for an outcome that changes no status (a delay), bounds
-	// the events of Event's type that reports may leave for the
-	// recipient: when it has that many already (async ones, written by
-	// earlier reports), RecordReport writes nothing. 0 is no bound.
+	// MaxAsync bounds the events of Event's type that reports may leave
+	// for the recipient: when it has that many already (async ones,
+	// written by earlier reports), RecordReport changes and writes
+	// nothing. It bounds repeated delays, which change no state, and
+	// reports that turn a recipient from bounced to complained and back
+	// again. 0 is no bound.
 	MaxAsync int
 }

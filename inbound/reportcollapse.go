@@ -16,15 +16,18 @@ import "github.com/mailroom/mailroom"
 // somehow has more.
 const maxReportOutcomes = mailroom.MaxRecipients
 
-// maxReportDelays bounds the email.deferred events that reports leave for
-// one recipient, over all reports (RecordReport counts them with the
-// outcome's MaxAsync). A delay report changes no state: it only tells that
-// a relay further on has not delivered yet, and an MTA sends one or a few
+// maxReportEvents bounds the events of one type (email.deferred,
+// email.bounced, email.complained) that reports leave for one recipient,
+// over all reports (RecordReport counts them with the outcome's
+// MaxAsync). A delay report changes no state: it only tells that a relay
+// further on has not delivered yet, and an MTA sends one or a few
 // (Postfix one, after delay_warning_time; Exim at the intervals of its
-// delay_warning). Past the bound, another one tells nothing new and is
-// written nowhere, so that repeated reports cannot grow a message's
+// delay_warning). A bounce or a complaint changes the state once; reports
+// that turn a recipient from bounced to complained and back again tell
+// nothing new after the first few. Past the bound, another one is applied
+// and written nowhere, so that repeated reports cannot grow a message's
 // timeline or its webhook deliveries.
-const maxReportDelays = 3
+const maxReportEvents = 3
 
 // reportOutcomes collapses a report's outcomes to one per recipient,
 // keeping the first recipient's place in the report.
@@ -52,9 +55,7 @@ func (c *reportOutcomes) add(o *mailroom.ReportOutcome) {
 	case outcomeSeverity(o) <= outcomeSeverity(kept):
 		return
 	}
-	if o.Status == "" {
-		o.MaxAsync = maxReportDelays
-	}
+	o.MaxAsync = maxReportEvents
 	c.by[o.Address] = o
 }
 

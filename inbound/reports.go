@@ -266,7 +266,7 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.R
 	ev.Email.EmailEventDetail = mailroom.EmailEventDetail{Async: true, ReportText: mailroom.Excerpt(r.Text, mailroom.MaxReportText),
 		Attempt: target.Attempts}
 	return s.Store.RecordReport(ctx, &mailroom.ReportOutcome{MessageID: m.ID, Address: target.Address, Status: mailroom.RecipientComplained,
-		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
+		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev, MaxAsync: maxReportEvents,
 		Suppress: &mailroom.Suppression{AccountID: m.AccountID, Address: target.Address, Reason: mailroom.SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
 }
 

@@ -45,13 +45,20 @@ func (s *Store) ReportedMessage(ctx context.Context, id string) (*mailroom.Messa
 // overwrite a late bounce), its event, a suppression, and the message's
 // status, in one transaction shared with other writes. A recipient already
 // in the report's state is left as it is, with no second event: a sender
-// that retries a report applies it once. A delay (no status) is written
-// only while the recipient has fewer than o.MaxAsync such events from
+// that retries a report applies it once. An outcome is applied only while
+// the recipient has fewer than o.MaxAsync events of its type from
 // reports; the message's row lock, which the committer takes first on
 // PostgreSQL (SQLite has one writer), keeps two reports from both
 // counting one short of it.
 func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) error {
 	return s.committer.do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if o.MaxAsync > 0 && o.Event != nil {
+			n, err := s.asyncEvents(ctx, tx, o, o.MaxAsync)
+			if err != nil || n >= o.MaxAsync {
+				// As many as reports may leave: nothing more.
+				return err
+			}
+		}
 		if o.Status != "" {
 			var code any
 			if o.SMTPCode != 0 {
@@ -72,13 +79,6 @@ func (s *Store) RecordReport(ctx context.Context, o *mailroom.ReportOutcome) err
 					return mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", o.Address, o.MessageID)
 				}
 				return s.wrap(err, "record report")
-			}
-		}
-		if o.Status == "" && o.MaxAsync > 0 && o.Event != nil {
-			n, err := s.asyncEvents(ctx, tx, o, o.MaxAsync)
-			if err != nil || n >= o.MaxAsync {
-				// As many as reports may leave (repeated delays): nothing.
-				return err
 			}
 		}
 		if o.Event != nil {

@@ -21,6 +21,7 @@ func init() {
 		suite{"ReportsRepeatedBlocksCollapse", testReportsRepeatedBlocksCollapse},
 		suite{"ReportsRepeatedDelaysBounded", testReportsRepeatedDelaysBounded},
 		suite{"ReportsMostSevereBlockWins", testReportsMostSevereBlockWins},
+		suite{"ReportsBounceComplaintFlipsBounded", testReportsBounceComplaintFlipsBounded},
 	)
 }
 
@@ -224,5 +225,37 @@ func testReportsMostSevereBlockWins(t *testing.T, s mailroom.Store) {
 	}
 	if last.Type != mailroom.EventEmailBounced || !strings.Contains(string(last.Data), `"bounceType":"hard"`) {
 		t.Fatalf("ann's event: %s %s", last.Type, last.Data)
+	}
+}
+
+// The outside probe's finding (issue 27): a complaint, then a bounce, then
+// a complaint again, each through the recipient's own return path, turned
+// the recipient from complained to bounced and back, one event and one
+// webhook delivery each: 600 reports wrote 600 events. Each type now stops
+// at 3 events a recipient from reports, and the reports past it change
+// nothing.
+func testReportsBounceComplaintFlipsBounded(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme := NewAccount(t, s, "acme")
+	rp, _ := reportsOn(s)
+	m := delivered(t, s, acme, "ann@example.net")
+	to := bounceAddress(rp, m, "ann@example.net")
+	bounce := parsedDSN(t, to, []string{dsnBlock("ann@example.net", "failed", "5.2.2", "552 5.2.2 mailbox full")})
+	complaint := &mailroom.Report{Kind: mailroom.ReportComplaint, FeedbackType: "abuse",
+		OriginalMessageID: strings.TrimPrefix(m.ID, mailroom.PrefixMessage) + "@shop.example", OriginalRecipient: "ann@example.net"}
+	_, eventsBefore := eventsOf(t, s, acme.ID, m.ID, "", "")
+	for range 20 {
+		for _, r := range []*mailroom.Report{complaint, bounce} {
+			if err := rp.Apply(ctx, to, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const most = 3 // docs/api.md "Mail coming back", "Bounded"
+	complained, _ := eventsOf(t, s, acme.ID, m.ID, mailroom.EventEmailComplained, "ann@example.net")
+	bounced, all := eventsOf(t, s, acme.ID, m.ID, mailroom.EventEmailBounced, "ann@example.net")
+	if complained != most || bounced != most || all != eventsBefore+2*most {
+		t.Fatalf("20 complaints and 20 bounces, alternating, for ann: %d email.complained, %d email.bounced, %d new events; want %d, %d and %d",
+			complained, bounced, all-eventsBefore, most, most, 2*most)
 	}
 }
