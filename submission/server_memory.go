@@ -50,38 +50,30 @@ func (s *Server) memoryReply(err error) *gosmtp.SMTPError {
 	return errMemoryNode
 }
 
-// transactionMemory is what a transaction holds of the budget: the
-// reservation made at MAIL for a declared SIZE (RFC 1870), and that size,
-// which Data's reader does not reserve again.
-type transactionMemory struct {
-	res      *membudget.Reservation
-	declared int64
+// checkDeclared refuses at MAIL a declared SIZE (RFC 1870) whose memory
+// the budget, or the account's share of it, has no room for now, so that
+// such a message is refused before a byte of it is sent. It reserves
+// nothing: a client that declares a large SIZE and then sends nothing (or
+// stalls in DATA) would otherwise hold the memory of a message it never
+// sends until the command or data timeout, and a few such sessions would
+// hold an account's share, or the node's budget, for nothing. Data
+// reserves the message as it arrives (meter). Without a SIZE nothing is
+// checked.
+func (s *Server) checkDeclared(accountID string, size int64) error {
+	if size <= 0 {
+		return nil
+	}
+	return s.Memory.Check(accountID, size*MessageExpansion)
 }
 
-// reserveDeclared takes a declared SIZE's memory at MAIL, before a byte
-// of the message is sent, so that a message the budget has no room for
-// is refused before it is sent. Without a SIZE nothing is reserved: Data
-// reserves the message as it arrives.
-func (s *Server) reserveDeclared(accountID string, size int64) (transactionMemory, error) {
-	if s.Memory == nil || size <= 0 {
-		return transactionMemory{}, nil
-	}
-	res, err := s.Memory.Reserve(accountID, size*MessageExpansion)
-	if err != nil {
-		return transactionMemory{}, err
-	}
-	return transactionMemory{res: res, declared: size}, nil
-}
-
-// meter is the message as Submit reads it: what the transaction reserved
-// at MAIL covers its declared size, and whatever goes past it (or all of
-// a message whose size was not declared) is reserved as it is read. A
-// refusal ends Submit's reading with the budget's error.
-func (s *Server) meter(m *smtpserver.MessageReader, accountID string, mem transactionMemory) (*membudget.Reader, *membudget.Reservation) {
-	res := mem.res
-	if res == nil {
-		// Reserving nothing never fails.
-		res, _ = s.Memory.Reserve(accountID, 0)
-	}
-	return membudget.NewReader(m, res, MessageExpansion, mem.declared, nil), res
+// meter is the message as Submit reads it, reserved from the budget as it
+// is read, MessageExpansion bytes per byte, membudget.MeterStep bytes of
+// message at a time, whether its size was declared or not: what is held
+// follows what has arrived. A refusal ends Submit's reading with the
+// budget's error. The reservation is given back once the message is
+// answered.
+func (s *Server) meter(m *smtpserver.MessageReader, accountID string) (*membudget.Reader, *membudget.Reservation) {
+	// Reserving nothing never fails.
+	res, _ := s.Memory.Reserve(accountID, 0)
+	return membudget.NewReader(m, res, MessageExpansion, 0, nil), res
 }

@@ -2,6 +2,7 @@ package submission_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,17 @@ import (
 // with go-smtp's client on loopback against the submission server and the
 // real Service over each engine.
 
-// msgSize is the size of the messages these tests submit; each reserves
-// msgCost.
+// msgSize is about the size of the messages these tests submit (a little
+// under it); each reserves msgCost once most of it has arrived, the
+// message being reserved membudget.MeterStep bytes at a time as it
+// arrives, and msgSize four steps.
 const (
-	msgSize = 1 << 20
+	msgSize = 4 * membudget.MeterStep
 	msgCost = msgSize * submission.MessageExpansion
+	// held is what sendAllBut keeps back of a message: what is sent of
+	// it then is past its third step (and the client's 4 KiB buffer
+	// holds back a little more), so that it holds msgCost.
+	held = 64 << 10
 )
 
 // mail opens a transaction on c declaring size (0: none) with one
@@ -54,6 +61,41 @@ func data(c *gosmtp.Client, msg []byte) (string, error) {
 		return "", err
 	}
 	return resp.StatusText, nil
+}
+
+// sendAllBut starts DATA on c and sends all of msg but its last keep
+// bytes, and holds it there: the session holds what has arrived of the
+// message. finish sends the rest.
+func sendAllBut(t *testing.T, c *gosmtp.Client, msg []byte, keep int) *gosmtp.DataCommand {
+	t.Helper()
+	wc, err := c.Data()
+	if err != nil {
+		t.Fatalf("DATA: %v", err)
+	}
+	if _, err := wc.Write(msg[:len(msg)-keep]); err != nil {
+		t.Fatalf("writing the message: %v", err)
+	}
+	return wc
+}
+
+// finish sends rest of a message sendAllBut began, and its final dot,
+// and returns the reply.
+func finish(wc *gosmtp.DataCommand, rest []byte) (string, error) {
+	if _, err := wc.Write(rest); err != nil {
+		return "", err
+	}
+	resp, err := wc.CloseWithResponse()
+	if err != nil {
+		return "", err
+	}
+	return resp.StatusText, nil
+}
+
+// holding waits until the budget holds want: what the sessions in DATA
+// have sent, reserved as it arrived.
+func (w *memoryWorld) holding(t *testing.T, want int64) {
+	t.Helper()
+	poll.Until(t, 10*time.Second, fmt.Sprintf("the memory budget holding %d", want), func() bool { return w.budget.InUse() == want })
 }
 
 // wantMemoryRefusal fails unless err is the budget's 452 4.3.1, saying
@@ -114,10 +156,11 @@ func (w *memoryWorld) backToZero(t *testing.T) {
 	poll.Until(t, 10*time.Second, "the memory budget back to 0", func() bool { return w.budget.InUse() == 0 })
 }
 
-// Concurrent large submissions beyond the budget: those that declare their
-// SIZE are refused at MAIL, before sending a byte, and one that does not
-// is refused after its final dot, its bytes read and dropped, once its
-// reading passes what is left; all with 452 4.3.1, and each session stays
+// Concurrent large submissions beyond the budget, three sessions holding
+// it with most of their messages sent: one that declares its SIZE is
+// refused at MAIL, before sending a byte, and one that does not is
+// refused after its final dot, its bytes read and dropped, once its
+// reading passes what is left; both with 452 4.3.1, and each session stays
 // usable. The messages admitted are queued, and the budget is back to 0
 // once they are answered.
 func TestSubmissionsBeyondTheMemoryBudgetAre452(t *testing.T) {
@@ -127,13 +170,14 @@ func TestSubmissionsBeyondTheMemoryBudgetAre452(t *testing.T) {
 		w := newMemoryWorld(t, e, budget)
 		msg := largeMessage(w.acmeFrom, msgSize)
 
-		var admitted []*gosmtp.Client
-		for range 3 {
+		var admitted []*gosmtp.DataCommand
+		for i := range 3 {
 			c := w.ts.dialTLS(t, w.acmeKey)
 			if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
 				t.Fatalf("MAIL SIZE=%d within the budget: %v", len(msg), err)
 			}
-			admitted = append(admitted, c)
+			admitted = append(admitted, sendAllBut(t, c, msg, held))
+			w.holding(t, int64(i+1)*msgCost)
 		}
 		// Declared: refused at MAIL.
 		declared := w.ts.dialTLS(t, w.acmeKey)
@@ -151,12 +195,12 @@ func TestSubmissionsBeyondTheMemoryBudgetAre452(t *testing.T) {
 		if n := w.ts.outcome(submission.OutcomeMemoryRefused); n != 2 {
 			t.Fatalf("memory_refused outcomes %d, want 2", n)
 		}
-		if got, want := budget.InUse(), 3*int64(len(msg))*submission.MessageExpansion; got != want {
+		if got, want := budget.InUse(), int64(3*msgCost); got != want {
 			t.Fatalf("in use %d while three are admitted, want %d", got, want)
 		}
 
-		for i, c := range admitted {
-			if reply, err := data(c, msg); err != nil || !strings.Contains(reply, "queued as msg_") {
+		for i, wc := range admitted {
+			if reply, err := finish(wc, msg[len(msg)-held:]); err != nil || !strings.Contains(reply, "queued as msg_") {
 				t.Fatalf("admitted message %d: %q %v", i, reply, err)
 			}
 		}
@@ -177,9 +221,10 @@ func TestSubmissionsBeyondTheMemoryBudgetAre452(t *testing.T) {
 	})
 }
 
-// One account cannot take the whole budget: past its share its next
-// message is refused 452 4.3.1 saying so, while another account's message
-// gets through; the budget is back to 0 afterwards.
+// One account cannot take the whole budget: with its share held by its
+// sessions' messages in flight, its next message is refused 452 4.3.1
+// saying so, while another account's message gets through; the budget is
+// back to 0 afterwards.
 func TestOneAccountCannotTakeTheWholeSubmissionBudget(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		// Room for four messages at once, two of one account.
@@ -187,13 +232,14 @@ func TestOneAccountCannotTakeTheWholeSubmissionBudget(t *testing.T) {
 		w := newMemoryWorld(t, e, budget)
 		msg := largeMessage(w.acmeFrom, msgSize)
 
-		var acme []*gosmtp.Client
-		for range 2 {
+		var acme []*gosmtp.DataCommand
+		for i := range 2 {
 			c := w.ts.dialTLS(t, w.acmeKey)
 			if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
 				t.Fatalf("acme within its share: %v", err)
 			}
-			acme = append(acme, c)
+			acme = append(acme, sendAllBut(t, c, msg, held))
+			w.holding(t, int64(i+1)*msgCost)
 		}
 		third := w.ts.dialTLS(t, w.acmeKey)
 		wantMemoryRefusal(t, "acme's third message", mail(third, w.acmeFrom, int64(len(msg))), "this account's messages in flight hold its share")
@@ -221,12 +267,74 @@ func TestOneAccountCannotTakeTheWholeSubmissionBudget(t *testing.T) {
 		}
 		w.queuedIn(t, w.other, 2)
 
-		for i, c := range acme {
-			if reply, err := data(c, msg); err != nil || !strings.Contains(reply, "queued as msg_") {
+		for i, wc := range acme {
+			if reply, err := finish(wc, msg[len(msg)-held:]); err != nil || !strings.Contains(reply, "queued as msg_") {
 				t.Fatalf("acme's message %d: %q %v", i, reply, err)
 			}
 		}
 		w.queuedIn(t, w.acme, 2)
+		w.backToZero(t)
+	})
+}
+
+// The outside probe's finding: sessions that declare a large SIZE at MAIL
+// and then send nothing, or stall in DATA after a few KiB, hold only what
+// they sent, not the memory of the messages they declared; so a few of
+// them cannot hold an account's share, or the node's budget, while they
+// idle until their timeouts, and another message of the same account
+// gets through meanwhile. Each declared SIZE alone fits, so MAIL takes
+// them all.
+func TestStalledSubmissionsHoldOnlyWhatTheySent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		// The smallest budget, twice: one account at most half, the
+		// largest message's memory.
+		budget := membudget.New(2*submission.MinMemory, submission.MinMemory)
+		w := newMemoryWorld(t, e, budget)
+		// Near the largest message, leaving room in the account's share
+		// for what the stalled sessions send: the whole cost of a
+		// declared SIZE must fit beside what the account holds.
+		declared := int64(submission.DefaultMaxBytes - 1<<20)
+		// A few KiB of a message, without its final dot: the client's
+		// buffer sends at least 4 KiB of it, within one step.
+		start := textMessage(w.acmeFrom, 8<<10)
+
+		var stalled []*gosmtp.Client
+		for i := range 6 {
+			c := w.ts.dialTLS(t, w.acmeKey)
+			if err := mail(c, w.acmeFrom, declared); err != nil {
+				t.Fatalf("stalled session %d: MAIL SIZE=%d: %v", i, declared, err)
+			}
+			switch i % 3 {
+			case 1: // DATA, and nothing.
+				if _, err := c.Data(); err != nil {
+					t.Fatalf("stalled session %d: DATA: %v", i, err)
+				}
+			case 2: // DATA, and a few KiB.
+				sendAllBut(t, c, start, 0)
+			}
+			stalled = append(stalled, c)
+		}
+		// Two sessions sent a few KiB, one step each; the others nothing.
+		stall := int64(2 * membudget.MeterStep * submission.MessageExpansion)
+		w.holding(t, stall)
+
+		msg := largeMessage(w.acmeFrom, msgSize)
+		c := w.ts.dialTLS(t, w.acmeKey)
+		if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
+			t.Fatalf("MAIL SIZE=%d beside the stalled sessions: %v", len(msg), err)
+		}
+		if reply, err := data(c, msg); err != nil || !strings.Contains(reply, "queued as msg_") {
+			t.Fatalf("a message beside the stalled sessions: %q %v", reply, err)
+		}
+		w.queuedIn(t, w.acme, 1)
+		w.holding(t, stall)
+		if n := w.ts.outcome(submission.OutcomeMemoryRefused); n != 0 {
+			t.Fatalf("memory_refused outcomes %d, want 0", n)
+		}
+
+		for _, c := range stalled {
+			_ = c.Close()
+		}
 		w.backToZero(t)
 	})
 }

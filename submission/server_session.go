@@ -44,33 +44,16 @@ type session struct {
 	// at the next transaction. Neither is ever logged. Mu guards them.
 	key      *mailroom.APIKey
 	password string
-	// mem is what the open transaction holds of the memory budget; Data
-	// takes it over, and Reset or Logout gives back what it still holds.
-	mem transactionMemory
 }
 
-// Reset ends the transaction (the skeleton's Reset) and gives back what it
-// held of the memory budget.
-func (x *session) Reset() {
-	x.Session.Reset()
-	x.releaseMemory()
-}
-
-func (x *session) releaseMemory() {
-	x.Mu.Lock()
-	mem := x.mem
-	x.mem = transactionMemory{}
-	x.Mu.Unlock()
-	mem.res.Release()
-}
-
-// Reset ends the transaction; the login stays (RFC 4954 §4: only the
-// end of the session, or STARTTLS, ends it).
+// Reset, the skeleton's, ends the transaction; the login stays (RFC 4954
+// §4: only the end of the session, or STARTTLS, ends it). A transaction
+// holds nothing of the memory budget before Data, so there is nothing to
+// give back.
 
 // Logout ends the session and its login.
 func (x *session) Logout() error {
 	err := x.Session.Logout()
-	x.releaseMemory()
 	x.Mu.Lock()
 	defer x.Mu.Unlock()
 	x.key, x.password = nil, ""
@@ -80,9 +63,10 @@ func (x *session) Logout() error {
 // Mail opens a transaction for a logged-in client whose key still passes
 // (checked again here: the Handler caches keys, so this is cheap) and
 // whose account is within its rate limit. A declared SIZE beyond the limit
-// go-smtp refuses before (RFC 1870 §6.1); one within it takes its memory
-// from the budget here, before the message is sent, or is answered 452
-// 4.3.1 (§6.1: the server may take it later).
+// go-smtp refuses before (RFC 1870 §6.1); one within it whose memory the
+// budget has no room for now is answered 452 4.3.1 here, before the
+// message is sent (§6.1: the server may take it later). Nothing is
+// reserved at MAIL: Data reserves the message as it arrives.
 func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	s, base := x.s, x.Server
 	x.Mu.Lock()
@@ -123,14 +107,12 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	if opts != nil {
 		size = opts.Size
 	}
-	mem, err := s.reserveDeclared(key.AccountID, size)
-	if err != nil {
+	if err := s.checkDeclared(key.AccountID, size); err != nil {
 		base.Log().Info("submission refused at MAIL: the memory budget has no room for the declared size",
 			"remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID, "size", size, "reason", membudget.Reason(err))
 		return s.memoryReply(err)
 	}
 	if !s.Handler.Allow(key) {
-		mem.res.Release()
 		base.Observe(OutcomeRateLimited)
 		base.Log().Info("submission rate limited at MAIL", "remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID)
 		return errRateLimited
@@ -138,14 +120,7 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	x.Mu.Lock()
 	x.key = key
 	x.Mu.Unlock()
-	if err := x.Open(from, key); err != nil {
-		mem.res.Release()
-		return err
-	}
-	x.Mu.Lock()
-	x.mem = mem
-	x.Mu.Unlock()
-	return nil
+	return x.Open(from, key)
 }
 
 // Rcpt takes any recipient: what a recipient may be (its syntax,
@@ -178,14 +153,10 @@ func (x *session) Data(r io.Reader) error {
 	}
 	key := tx.Auth
 	lim := base.Limits()
-	// The message's memory: what MAIL reserved, and the rest as it
-	// arrives, given back once it is answered (Data returns when the
-	// message is taken or refused, what Submit held being garbage then).
-	x.Mu.Lock()
-	mem := x.mem
-	x.mem = transactionMemory{}
-	x.Mu.Unlock()
-	metered, res := x.s.meter(m, key.AccountID, mem)
+	// The message's memory, reserved as it arrives and given back once it
+	// is answered (Data returns when the message is taken or refused,
+	// what Submit held being garbage then).
+	metered, res := x.s.meter(m, key.AccountID)
 	defer res.Release()
 
 	// Submit may take the handler timeout from the end of the message;
