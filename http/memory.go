@@ -64,7 +64,7 @@ func (s *Server) reserveMemory(w http.ResponseWriter, r *http.Request, accountID
 	// (chunked, or HTTP/2 without content-length), and one whose length
 	// was checked above.
 	res, _ := s.Memory.Reserve(accountID, 0)
-	body := meteredBody{Closer: r.Body, Reader: membudget.NewReader(r.Body, res, BodyExpansion, 0, func(err error) error {
+	body := meteredBody{Closer: r.Body, Reader: membudget.NewReader(r.Body, res, BodyExpansion, func(err error) error {
 		closeAfterAnswer(w, r)
 		return s.memoryError(err)
 	})}

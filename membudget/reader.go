@@ -9,10 +9,12 @@ import "io"
 const MeterStep = 256 << 10
 
 // Reader reserves what is read through it from a Reservation as it is
-// read, for input whose size is not known before (an HTTP body without
-// Content-Length, an SMTP message without a declared SIZE) or may pass
-// what was declared: each MeterStep bytes of input are reserved, times
-// the surface's expansion factor, before they are read. A refusal ends
+// read: each MeterStep bytes of input are reserved, times the surface's
+// expansion factor, before they are read. Input is reserved as it
+// arrives whether or not its size was declared (an HTTP body's
+// Content-Length, an SMTP message's SIZE, which the surfaces Check up
+// front): a client that declares much and sends little then holds only
+// what it sent. A refusal ends
 // the reading: Read returns it (or what Refused makes of it) from then
 // on, and Err tells it. HTTPS and SMTP submission meter with it, so that
 // what is read and what is reserved agree on both.
@@ -28,12 +30,10 @@ type Reader struct {
 }
 
 // NewReader meters r against res, reserving factor bytes per byte read.
-// The first covered bytes were reserved already (a declared size,
-// reserved up front), and only what goes past them is reserved as it is
-// read. refused, when not nil, turns the budget's refusal into the error
-// Read returns, for the surface to answer it in its own terms.
-func NewReader(r io.Reader, res *Reservation, factor, covered int64, refused func(error) error) *Reader {
-	return &Reader{r: r, res: res, factor: factor, covered: max(covered, 0), refused: refused}
+// refused, when not nil, turns the budget's refusal into the error Read
+// returns, for the surface to answer it in its own terms.
+func NewReader(r io.Reader, res *Reservation, factor int64, refused func(error) error) *Reader {
+	return &Reader{r: r, res: res, factor: factor, refused: refused}
 }
 
 func (m *Reader) Read(p []byte) (int, error) {

@@ -8,14 +8,14 @@ import (
 )
 
 // The metering reader reserves each MeterStep of input, times the factor,
-// before reading it; what was reserved up front covers the first bytes,
-// and input ending where the reservation does reserves nothing more.
+// before reading it; input ending where the reservation does reserves
+// nothing more.
 func TestReaderReservesAsItReads(t *testing.T) {
 	b := New(100*MeterStep, 100*MeterStep)
 	in := bytes.Repeat([]byte("x"), 3*MeterStep+1)
 
 	res, _ := b.Reserve("a", 0)
-	r := NewReader(bytes.NewReader(in), res, 2, 0, nil)
+	r := NewReader(bytes.NewReader(in), res, 2, nil)
 	if got, err := io.ReadAll(r); err != nil || len(got) != len(in) {
 		t.Fatalf("read %d, %v", len(got), err)
 	}
@@ -24,20 +24,20 @@ func TestReaderReservesAsItReads(t *testing.T) {
 	}
 	res.Release()
 
-	// Declared exactly: nothing more.
-	res, _ = b.Reserve("a", int64(len(in))*2)
-	r = NewReader(bytes.NewReader(in), res, 2, int64(len(in)), nil)
+	// Ending on a step: nothing more.
+	res, _ = b.Reserve("a", 0)
+	r = NewReader(bytes.NewReader(in[:2*MeterStep]), res, 2, nil)
 	if _, err := io.ReadAll(r); err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Bytes(); got != int64(len(in))*2 {
-		t.Fatalf("declared size met: reserved %d, want %d", got, len(in)*2)
+	if got := res.Bytes(); got != 2*MeterStep*2 {
+		t.Fatalf("input of two whole steps: reserved %d, want %d", got, 2*MeterStep*2)
 	}
 	res.Release()
 
 	// An empty input reserves nothing.
 	res, _ = b.Reserve("a", 0)
-	if _, err := io.ReadAll(NewReader(bytes.NewReader(nil), res, 2, 0, nil)); err != nil || res.Bytes() != 0 {
+	if _, err := io.ReadAll(NewReader(bytes.NewReader(nil), res, 2, nil)); err != nil || res.Bytes() != 0 {
 		t.Fatalf("empty input: %v, reserved %d", err, res.Bytes())
 	}
 	res.Release()
@@ -50,7 +50,7 @@ func TestReaderEndsAtTheRefusal(t *testing.T) {
 	in := bytes.Repeat([]byte("x"), 3*MeterStep)
 	res, _ := b.Reserve("a", 0)
 	mine := errors.New("answered 452")
-	r := NewReader(bytes.NewReader(in), res, 1, 0, func(error) error { return mine })
+	r := NewReader(bytes.NewReader(in), res, 1, func(error) error { return mine })
 	got, err := io.ReadAll(r)
 	if !errors.Is(err, mine) || !errors.Is(r.Err(), ErrNodeFull) {
 		t.Fatalf("past the budget: %v (Err %v), want the refusal", err, r.Err())

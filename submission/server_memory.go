@@ -75,5 +75,5 @@ func (s *Server) checkDeclared(accountID string, size int64) error {
 func (s *Server) meter(m *smtpserver.MessageReader, accountID string) (*membudget.Reader, *membudget.Reservation) {
 	// Reserving nothing never fails.
 	res, _ := s.Memory.Reserve(accountID, 0)
-	return membudget.NewReader(m, res, MessageExpansion, 0, nil), res
+	return membudget.NewReader(m, res, MessageExpansion, nil), res
 }
