@@ -29,15 +29,20 @@ type Budget struct {
 
 	mu       sync.Mutex
 	used     int64
-	accounts map[string]int64
+	accounts map[string]*holding
+}
+
+// holding is what one account holds: in all, and by reservation.
+type holding struct {
+	bytes int64
+	by    map[*Reservation]int64
 }
 
 // New returns a budget of total bytes, of which one account may hold at
-// most share at once (share is cut to total). One reservation alone (the
-// account's others holding nothing) may grow past the share up to total,
-// so that a request costing more than the share is not refused for ever.
+// most share at once (share is cut to total). The account's largest
+// reservation may grow past the share, up to total (largestMayPass).
 func New(total, share int64) *Budget {
-	return &Budget{total: total, share: min(share, total), accounts: map[string]int64{}}
+	return &Budget{total: total, share: min(share, total), accounts: map[string]*holding{}}
 }
 
 // Total is the budget's size in bytes.
@@ -91,46 +96,75 @@ func (b *Budget) Check(account string, n int64) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.refusal(account, 0, n)
+	return b.refusal(account, nil, n)
 }
 
-// take adds n bytes to account's holding, for a reservation that holds
-// own bytes already, if both bounds allow it.
-func (b *Budget) take(account string, own, n int64) error {
+// take adds n bytes to r's holding, if both bounds allow it.
+func (b *Budget) take(r *Reservation, n int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.refusal(account, own, n); err != nil {
+	if err := b.refusal(r.account, r, n); err != nil {
 		return err
 	}
+	h := b.accounts[r.account]
+	if h == nil {
+		h = &holding{by: map[*Reservation]int64{}}
+		b.accounts[r.account] = h
+	}
 	b.used += n
-	b.accounts[account] += n
+	h.bytes += n
+	h.by[r] += n
 	return nil
 }
 
-// refusal is why n more bytes cannot be taken for account by a
-// reservation holding own bytes already, or nil. An account holding
-// nothing else is let past its share when the node has room, so that work
-// larger than the share is never refused for ever. b.mu is held.
-func (b *Budget) refusal(account string, own, n int64) error {
-	held := b.accounts[account]
+// refusal is why n more bytes cannot be taken for account by r (nil for
+// a reservation not yet made), or nil. b.mu is held.
+//
+// largestMayPass: past the account's share, the account's largest
+// reservation may still grow while the node has room. Work is reserved as
+// it arrives, so two large requests of one account, each within the share
+// alone, would otherwise both grow until neither fits and both be
+// refused, and again on every retry; the one further along goes on, the
+// other is refused, and one always finishes. So too a request costing
+// more than the share, when it is the account's only one. What an
+// account holds past its share is then at most one request.
+func (b *Budget) refusal(account string, r *Reservation, n int64) error {
+	h := b.accounts[account]
 	switch {
 	case b.used+n > b.total:
 		return ErrNodeFull
-	case held+n > b.share && held > own:
+	case h != nil && h.bytes+n > b.share && !h.largest(r):
 		return ErrAccountShare
 	}
 	return nil
 }
 
-// give returns n bytes of account's holding.
-func (b *Budget) give(account string, n int64) {
+// largest says whether r holds no less than any other reservation of the
+// account (a reservation not yet made, nil, holds nothing).
+func (h *holding) largest(r *Reservation) bool {
+	own := h.by[r]
+	for q, n := range h.by {
+		if q != r && n > own {
+			return false
+		}
+	}
+	return own > 0 || h.bytes == 0
+}
+
+// give returns what r holds.
+func (b *Budget) give(r *Reservation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	h := b.accounts[r.account]
+	if h == nil {
+		return
+	}
+	n := h.by[r]
 	b.used -= n
-	if held := b.accounts[account] - n; held > 0 {
-		b.accounts[account] = held
-	} else {
-		delete(b.accounts, account)
+	h.bytes -= n
+	delete(h.by, r)
+	if len(h.by) == 0 {
+		delete(b.accounts, r.account)
 	}
 }
 
@@ -157,7 +191,7 @@ func (r *Reservation) Grow(n int64) error {
 	if r.released {
 		return ErrNodeFull
 	}
-	if err := r.b.take(r.account, r.n, n); err != nil {
+	if err := r.b.take(r, n); err != nil {
 		return err
 	}
 	r.n += n
@@ -186,5 +220,5 @@ func (r *Reservation) Release() {
 		return
 	}
 	r.released = true
-	r.b.give(r.account, r.n)
+	r.b.give(r)
 }

@@ -142,3 +142,40 @@ func TestMachineTakesTheLesserOfTheCgroupLimitAndMemory(t *testing.T) {
 		t.Fatalf("cgroup limit of 2 GiB: %d (%s)", n, src)
 	}
 }
+
+// The second outside probe's finding (issue 27): two large requests of one
+// account, each within its share alone, reserved as they arrive, grew
+// until neither fitted, and both were refused, on every retry. The one
+// further along now goes on past the share while the node has room, the
+// other is refused, and one always finishes.
+func TestTheLargestOfAnAccountGoesOn(t *testing.T) {
+	b := New(1000, 100)
+	r1, _ := b.Reserve("a", 0)
+	r2, _ := b.Reserve("a", 0)
+	var refused []int
+	for step := 0; step < 6; step++ {
+		for i, r := range []*Reservation{r1, r2} {
+			if r.Bytes() < 10*int64(step) {
+				continue // refused before: it stopped
+			}
+			if err := r.Grow(10); err != nil {
+				if !errors.Is(err, ErrAccountShare) {
+					t.Fatalf("request %d at step %d: %v, want ErrAccountShare", i+1, step, err)
+				}
+				refused = append(refused, i+1)
+			}
+		}
+	}
+	if r1.Bytes() != 60 || len(refused) != 1 || refused[0] != 2 {
+		t.Fatalf("two requests of 60 growing side by side under a share of 100: the first holds %d, refused %v; want the first to reach 60 and the second refused once",
+			r1.Bytes(), refused)
+	}
+	if _, err := b.Reserve("a", 1); !errors.Is(err, ErrAccountShare) {
+		t.Fatalf("a third request while a is past its share: %v, want ErrAccountShare", err)
+	}
+	if _, err := b.Reserve("b", 100); err != nil {
+		t.Fatalf("another account within its share: %v", err)
+	}
+	r1.Release()
+	r2.Release()
+}
