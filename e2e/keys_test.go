@@ -131,9 +131,12 @@ func TestEnvironmentTwins(t *testing.T) {
 	if out := cli(t, work, env, "accounts", "list"); !strings.Contains(out, "envco") {
 		t.Fatalf("accounts list: %s", out)
 	}
-	// A flag beats its twin.
-	if out := cli(t, work, env, "accounts", "list", "--data-dir", filepath.Join(work, "other")); strings.Contains(out, "envco") {
-		t.Fatalf("the flag did not override the environment: %s", out)
+	// A flag beats its twin: the flag's directory, which holds no store,
+	// is refused rather than the environment's listed.
+	other := filepath.Join(work, "other")
+	if out, errOut, err := cliResult(work, env, "accounts", "list", "--data-dir", other); err == nil || strings.Contains(out, "envco") ||
+		!strings.Contains(errOut, "no store at "+other) {
+		t.Fatalf("the flag did not override the environment: %v: %s%s", err, out, errOut)
 	}
 	if out := cli(t, work, env, "migrate"); !strings.Contains(out, "up to date") {
 		t.Fatalf("migrate: %s", out)

@@ -26,64 +26,72 @@ var migrations embed.FS
 
 // Open connects to the database at url and applies the migrations it lacks.
 func Open(ctx context.Context, url string) (*sqlstore.Store, error) {
+	s, _, err := open(ctx, url)
+	return s, err
+}
+
+// open is Open, and returns the versions of the migrations it applied.
+func open(ctx context.Context, url string) (*sqlstore.Store, []int64, error) {
 	cfg, err := pgconnConfig(url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(dialect.Reads.IdleConns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+		return nil, nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	if err := migrate(ctx, db); err != nil {
+	applied, err := migrate(ctx, db)
+	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return sqlstore.New(db, db, dialect), nil
+	return sqlstore.New(db, db, dialect), applied, nil
 }
 
-// Migrate applies the migrations the database at url lacks.
-func Migrate(ctx context.Context, url string) error {
-	s, err := Open(ctx, url)
+// Migrate applies the migrations the database at url lacks and returns
+// their versions, in order (none when it was up to date).
+func Migrate(ctx context.Context, url string) ([]int64, error) {
+	s, applied, err := open(ctx, url)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.Close()
+	return applied, s.Close()
 }
 
 // migrate applies the embedded migrations under a PostgreSQL advisory lock
 // held for the session, so that nodes starting at once apply each migration
 // exactly once and the others wait for it.
-func migrate(ctx context.Context, db *sql.DB) error {
+func migrate(ctx context.Context, db *sql.DB) ([]int64, error) {
 	locker, err := lock.NewPostgresSessionLocker()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker))
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	applied, err := sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if applied > 0 {
+	if len(applied) > 0 {
 		// Fresh statistics for the planner: a migration adds indexes and
 		// may rewrite tables, and a server with autovacuum off (or not
 		// yet run) would otherwise plan the log's queries on none, or on
 		// those of empty tables (issue 17). ANALYZE samples a bounded
 		// number of rows per table, so it takes seconds at most.
 		if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
-			return fmt.Errorf("analyze after migrations: %w", err)
+			return nil, fmt.Errorf("analyze after migrations: %w", err)
 		}
 	}
-	return nil
+	return applied, nil
 }
 
 // customPlans is Dialect.Reads.CustomPlans: settings local to the log's

@@ -38,17 +38,44 @@ const FileName = "mailroom.db"
 // pool of their own, which WAL lets run beside the writer. synchronous=FULL
 // makes every commit durable before it returns (a 200 means on disk).
 func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
-	}
+	s, _, err := open(ctx, dataDir, true)
+	return s, err
+}
+
+// ErrNoStore is OpenExisting's answer when dataDir holds no database.
+var ErrNoStore = errors.New("no store")
+
+// OpenExisting is Open for a database that exists: when dataDir or its
+// database file does not, it creates nothing and returns an error that
+// wraps ErrNoStore. The commands that read or change what is stored (an
+// account's keys) use it, so that a mistyped --data-dir, or a run in the
+// wrong directory, is not answered with a new empty store left behind.
+func OpenExisting(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
+	s, _, err := open(ctx, dataDir, false)
+	return s, err
+}
+
+// open opens the database in dataDir, creating the directory and the file
+// when create says so, applies the migrations it lacks and returns their
+// versions.
+func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []int64, error) {
 	path := filepath.Join(dataDir, FileName)
-	// Create the file owner-only before SQLite does (it would use the
-	// umask, often 0644); its -wal and -shm files copy these permissions.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create database file: %w", err)
+	if create {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("create data directory: %w", err)
+		}
+		// Create the file owner-only before SQLite does (it would use the
+		// umask, often 0644); its -wal and -shm files copy these permissions.
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("create database file: %w", err)
+		}
+		f.Close()
+	} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dataDir)
+	} else if err != nil {
+		return nil, nil, err
 	}
-	f.Close()
 	// temp_store(MEMORY): a multi-row INSERT inside a transaction keeps a
 	// statement journal, to undo itself alone if it fails; on disk, each
 	// one opened, wrote and unlinked a temporary file (a fifth of the
@@ -63,56 +90,58 @@ func Open(ctx context.Context, dataDir string) (*sqlstore.Store, error) {
 
 	write, err := sql.Open("sqlite", writeDSN)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, write, path+".migrate.lock"); err != nil {
+	applied, err := migrate(ctx, write, path+".migrate.lock")
+	if err != nil {
 		write.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
 		write.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	read.SetMaxOpenConns(dialect.Reads.IdleConns) // every connection may stay idle
 	read.SetMaxIdleConns(dialect.Reads.IdleConns)
-	return sqlstore.New(write, read, dialect), nil
+	return sqlstore.New(write, read, dialect), applied, nil
 }
 
-// Migrate applies the migrations the database in dataDir lacks.
-func Migrate(ctx context.Context, dataDir string) error {
-	s, err := Open(ctx, dataDir)
+// Migrate applies the migrations the database in dataDir lacks (creating
+// it, as Open does) and returns their versions, in order (none when it
+// was up to date).
+func Migrate(ctx context.Context, dataDir string) ([]int64, error) {
+	s, applied, err := open(ctx, dataDir, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.Close()
+	return applied, s.Close()
 }
 
 // migrate applies the embedded migrations under an exclusive file lock, so
 // that two processes starting on one data directory do not both apply one.
-func migrate(ctx context.Context, db *sql.DB, lockPath string) error {
+func migrate(ctx context.Context, db *sql.DB, lockPath string) ([]int64, error) {
 	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return fmt.Errorf("open migration lock: %w", err)
+		return nil, fmt.Errorf("open migration lock: %w", err)
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("take migration lock: %w", err)
+		return nil, fmt.Errorf("take migration lock: %w", err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub)
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	_, err = sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
-	return err
+	return sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
 }
 
 // indexedBy forces index, but for message_tags_lookup: message_tags is

@@ -14,9 +14,10 @@ import (
 )
 
 // ApplyMigrations applies the migrations of p that the store lacks, as
-// both engines open their store, and returns how many it applied. It
+// both engines open their store, and returns the versions it applied. It
 // says in one line of the default logger which it applied and how long
-// they took: an operator upgrading sees that the store was rewritten
+// they took (and returns their versions, in order, for `mailroom migrate` to
+// report): an operator upgrading sees that the store was rewritten
 // (migration 00015 takes minutes on a large store), and a fresh store's
 // first start says it was set up. Then it refuses a store migrated past
 // the newest migration this binary carries (Up applies nothing to one): a
@@ -30,16 +31,16 @@ import (
 // wrong, and kept answering /readyz while every request failed. Nodes
 // stopped cleanly have left the table, and one that died is taken for gone
 // after NodeStaleAfter, as its claims are.
-func ApplyMigrations(ctx context.Context, p *goose.Provider, db *sql.DB, nowMicros string) (int, error) {
+func ApplyMigrations(ctx context.Context, p *goose.Provider, db *sql.DB, nowMicros string) ([]int64, error) {
 	if err := refuseWhileNodesRun(ctx, p, db, nowMicros); err != nil {
-		return 0, err
+		return nil, err
 	}
 	applied, err := p.Up(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("apply migrations: %w", err)
+		return nil, fmt.Errorf("apply migrations: %w", err)
 	}
+	var versions []int64
 	if len(applied) > 0 {
-		var versions []int64
 		var took time.Duration
 		for _, r := range applied {
 			versions, took = append(versions, r.Source.Version), took+r.Duration
@@ -48,12 +49,12 @@ func ApplyMigrations(ctx context.Context, p *goose.Provider, db *sql.DB, nowMicr
 	}
 	current, newest, err := p.GetVersions(ctx)
 	if err != nil {
-		return len(applied), fmt.Errorf("read the storage's version: %w", err)
+		return versions, fmt.Errorf("read the storage's version: %w", err)
 	}
 	if current > newest {
-		return len(applied), fmt.Errorf("the storage was migrated by a newer Mailroom (migration %d; this one knows up to %d): run that version, or restore a backup taken before the upgrade", current, newest)
+		return versions, fmt.Errorf("the storage was migrated by a newer Mailroom (migration %d; this one knows up to %d): run that version, or restore a backup taken before the upgrade", current, newest)
 	}
-	return len(applied), nil
+	return versions, nil
 }
 
 // nodesTable is the migration that made the nodes table: a store below it

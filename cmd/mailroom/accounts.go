@@ -26,7 +26,7 @@ func accountsCreate(ctx context.Context, c *command, args []string, stdout, stde
 	if err := mailroom.ValidateAccountName(rest[0]); err != nil {
 		return err
 	}
-	return withStore(ctx, *sf, func(s mailroom.Store) error {
+	return withNewStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, key, err := createAccount(ctx, s, rest[0], time.Now())
 		if err != nil {
 			return err

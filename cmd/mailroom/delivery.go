@@ -40,15 +40,47 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "the longest a claim on a recipient lasts while its node lives (a dead node's claims are released within a minute; keep it above the SMTP timeouts)")
 }
 
-// transport builds the Transport of the chosen mode.
-func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string) (mailroom.Transport, string, error) {
-	mode := f.mode
-	if mode == "" {
-		mode = "direct"
-		if dev {
-			mode = "capture"
-		}
+// check refuses the flags' mistakes, before serve touches storage.
+func (f *deliveryFlags) check(dev bool) error {
+	if f.workers < 0 {
+		return usageError{"--delivery-workers cannot be negative"}
 	}
+	if f.retention < 24*time.Hour {
+		return usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
+	}
+	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
+		return usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
+	}
+	switch f.deliveryMode(dev) {
+	case "capture", "direct":
+	case "relay":
+		if f.relayURL == "" {
+			return usageError{"--delivery relay needs --relay-url"}
+		}
+		if _, err := smtp.ParseRelayURL(f.relayURL); err != nil {
+			return usageError{err.Error()}
+		}
+	default:
+		return usageError{fmt.Sprintf("--delivery must be direct, relay or capture, not %q", f.mode)}
+	}
+	return nil
+}
+
+// deliveryMode is --delivery, or its default: direct, capture with --dev.
+func (f *deliveryFlags) deliveryMode(dev bool) string {
+	if f.mode != "" {
+		return f.mode
+	}
+	if dev {
+		return "capture"
+	}
+	return "direct"
+}
+
+// transport builds the Transport of the chosen mode, on flags check
+// accepted.
+func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string) (mailroom.Transport, string, error) {
+	mode := f.deliveryMode(dev)
 	switch mode {
 	case "capture":
 		return smtp.Capture{}, "capture (stored, not sent)", nil
@@ -80,18 +112,9 @@ type deliveryServices struct {
 }
 
 // services builds the send path, the delivery worker and retention for the
-// node nodeID.
+// node nodeID, on flags check accepted.
 func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, transport mailroom.Transport,
 	hostname, nodeID string, log *slog.Logger) (*deliveryServices, error) {
-	if f.workers < 0 {
-		return nil, usageError{"--delivery-workers cannot be negative"}
-	}
-	if f.retention < 24*time.Hour {
-		return nil, usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
-	}
-	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
-		return nil, usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
-	}
 	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{}}
 	const batch = 50
 	deliverer := &delivery.Deliverer{

@@ -34,11 +34,41 @@ func (f *domainFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.max, "max-domains", mailroom.DefaultMaxDomains, "how many sending domains one account may have")
 }
 
-// service builds the domains service on hostname's defaults.
-func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*domain.Service, *dns.Resolver, error) {
+// check refuses the flags' mistakes, before serve touches storage.
+func (f *domainFlags) check() error {
 	if f.max < 1 {
-		return nil, nil, usageError{"--max-domains must be at least 1"}
+		return usageError{"--max-domains must be at least 1"}
 	}
+	if _, err := f.sendingIPList(); err != nil {
+		return err
+	}
+	if f.dnsServer != "" {
+		if _, _, err := net.SplitHostPort(f.dnsServer); err != nil {
+			return usageError{fmt.Sprintf("--dns-server must be HOST:PORT: %v", err)}
+		}
+	}
+	return nil
+}
+
+// sendingIPList is --sending-ips parsed.
+func (f *domainFlags) sendingIPList() ([]net.IP, error) {
+	var ips []net.IP
+	for _, s := range strings.Split(f.sendingIPs, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return nil, usageError{fmt.Sprintf("--sending-ips: %q is not an IP address", s)}
+		}
+		ips = append(ips, ip)
+	}
+	return ips, nil
+}
+
+// service builds the domains service on hostname's defaults, on flags
+// check accepted.
+func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostname string, log *slog.Logger) (*domain.Service, *dns.Resolver, error) {
 	settings := mailroom.DefaultRecordSettings(hostname)
 	settings.ReturnPathLabel = f.returnPathName
 	if f.spfMechanisms != "" {
@@ -47,21 +77,9 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 	if f.mxHost != "" {
 		settings.MXHost = strings.TrimSuffix(strings.ToLower(f.mxHost), ".")
 	}
-	var ips []net.IP
-	for _, s := range strings.Split(f.sendingIPs, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		ip := net.ParseIP(s)
-		if ip == nil {
-			return nil, nil, usageError{fmt.Sprintf("--sending-ips: %q is not an IP address", s)}
-		}
-		ips = append(ips, ip)
-	}
-	if f.dnsServer != "" {
-		if _, _, err := net.SplitHostPort(f.dnsServer); err != nil {
-			return nil, nil, usageError{fmt.Sprintf("--dns-server must be HOST:PORT: %v", err)}
-		}
+	ips, err := f.sendingIPList()
+	if err != nil {
+		return nil, nil, err
 	}
 	resolver := &dns.Resolver{Server: f.dnsServer, Timeout: 5 * time.Second}
 	return &domain.Service{

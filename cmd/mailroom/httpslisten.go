@@ -29,9 +29,12 @@ func (f *httpsFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.devListenAnywhere, "dev-listen-anywhere", false, "let --dev listen on a --listen address that is not loopback, where anyone who reaches it can use its printed key's every scope")
 }
 
-// check refuses caps below 1, and --dev on an address other machines can
-// reach unless --dev-listen-anywhere says so.
+// check refuses a malformed --listen, caps below 1, and --dev on an
+// address other machines can reach unless --dev-listen-anywhere says so.
 func (f *httpsFlags) check(ctx context.Context, dev bool, listen string) error {
+	if err := checkListenAddr(ctx, "--listen", listen); err != nil {
+		return err
+	}
 	if f.maxConns < 1 || f.maxConnsPerAddress < 1 {
 		return usageError{"--max-connections and --max-connections-per-address must be at least 1"}
 	}

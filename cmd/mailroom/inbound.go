@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"log/slog"
@@ -18,6 +19,14 @@ type inboundFlags struct {
 
 func (f *inboundFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "inbound-listen", "", "the `HOST:PORT` of the SMTP server that receives bounces and complaints for the domains' bounce subdomains (their MX points at it; port 25 from the internet); empty disables it")
+}
+
+// check refuses a malformed --inbound-listen before serve touches storage.
+func (f *inboundFlags) check(ctx context.Context) error {
+	if f.listen == "" {
+		return nil
+	}
+	return checkListenAddr(ctx, "--inbound-listen", f.listen)
 }
 
 // startInbound starts the return-path MX when --inbound-listen is set, and

@@ -28,8 +28,7 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 	if *account == "" || *scopes == "" {
 		return usageError{"keys create needs --account and --scopes"}
 	}
-	// The flags are checked before storage is opened (or, on a first
-	// run, created).
+	// The flags are checked before storage is opened.
 	if _, err := apikey.CheckNew(*name, strings.Split(*scopes, ","), cliKeyFields); err != nil {
 		return err
 	}
@@ -143,7 +142,20 @@ func keysRevoke(ctx context.Context, c *command, args []string, stdout, stderr i
 	})
 }
 
+// withStore runs fn on the store that exists (storageFlags.openExisting):
+// a command about what is stored creates no store to find nothing in.
 func withStore(ctx context.Context, sf storageFlags, fn func(mailroom.Store) error) error {
+	s, err := sf.openExisting(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
+// withNewStore runs fn on the store, creating it when there is none
+// (storageFlags.open): for accounts create, a first run's first step.
+func withNewStore(ctx context.Context, sf storageFlags, fn func(mailroom.Store) error) error {
 	s, err := sf.open(ctx)
 	if err != nil {
 		return err

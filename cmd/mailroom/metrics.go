@@ -2,13 +2,37 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	runtimepprof "runtime/pprof"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// startMetrics serves metricsHandler on addr (--metrics-listen), unless it
+// is empty, and returns a function that stops it. Its default,
+// 127.0.0.1:9090, is a port other programs like too (Prometheus itself):
+// when it is taken, the error names the flag that moves it and the value
+// that turns it off, rather than serve choosing another port the
+// operator's scraper would not know of.
+func startMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("the metrics listener (--metrics-listen %s): %w; give --metrics-listen another HOST:PORT, "+
+			"or --metrics-listen '' to serve no metrics", addr, err)
+	}
+	srv := &http.Server{Handler: metricsHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
+}
 
 // metricsHandler serves the operator's listener (loopback by default):
 // Prometheus metrics at /metrics and Go's profiles at /debug/pprof/, for

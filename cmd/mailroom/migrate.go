@@ -17,11 +17,17 @@ func migrateCommand(ctx context.Context, c *command, args []string, stdout, stde
 	if len(rest) > 0 {
 		return usageError{fmt.Sprintf("migrate takes no arguments, got %q", rest)}
 	}
-	s, err := sf.open(ctx)
+	applied, err := sf.migrate(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	fmt.Fprintf(stdout, "Storage is up to date (%s).\n", sf.describe())
+	switch len(applied) {
+	case 0:
+		fmt.Fprintf(stdout, "Storage is up to date, nothing to apply (%s).\n", sf.describe())
+	case 1:
+		fmt.Fprintf(stdout, "Applied migration %s (%s); storage is up to date.\n", versionRanges(applied), sf.describe())
+	default:
+		fmt.Fprintf(stdout, "Applied migrations %s (%s); storage is up to date.\n", versionRanges(applied), sf.describe())
+	}
 	return nil
 }

@@ -105,7 +105,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 			c.listen = defaultDevListen
 		}
 	}
-	if err := c.httpsFlags.check(ctx, c.dev, c.listen); err != nil {
+	if err := c.check(ctx); err != nil {
 		return err
 	}
 	if c.dev {
@@ -127,6 +127,48 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	return serve(ctx, c, log, stdout)
 }
 
+// check refuses every mistake in serve's flags that can be seen without
+// storage, before serve touches the data directory: a command line that
+// fails leaves nothing behind (no data directory, database or key made
+// for a run that never started).
+func (c serveConfig) check(ctx context.Context) error {
+	if err := c.httpsFlags.check(ctx, c.dev, c.listen); err != nil {
+		return err
+	}
+	if c.metricsListen != "" {
+		if err := checkListenAddr(ctx, "--metrics-listen", c.metricsListen); err != nil {
+			return err
+		}
+	}
+	if c.maxTemplates < 1 {
+		return usageError{"--max-templates must be at least 1"}
+	}
+	if c.maxTemplateVersions < 1 {
+		return usageError{"--max-template-versions must be at least 1"}
+	}
+	if c.secretKey != "" {
+		if _, err := sealer.ParseKey(c.secretKey); err != nil {
+			return usageError{"--secret-key: " + err.Error()}
+		}
+	}
+	if _, err := c.resolvePublicURL(); err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		c.domainFlags.check,
+		func() error { return c.deliveryFlags.check(c.dev) },
+		c.webhookFlags.check,
+		func() error { return c.inboundFlags.check(ctx) },
+		func() error { return c.submissionFlags.check(ctx) },
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serve runs the service on flags check accepted.
 func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Writer) error {
 	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
@@ -170,12 +212,6 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	unsubscribes, err := c.unsubscribes(store, seal, svc.signer)
 	if err != nil {
 		return err
-	}
-	if c.maxTemplates < 1 {
-		return usageError{"--max-templates must be at least 1"}
-	}
-	if c.maxTemplateVersions < 1 {
-		return usageError{"--max-template-versions must be at least 1"}
 	}
 	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates, MaxVersions: c.maxTemplateVersions}
 	svc.sender.Templates = templates
@@ -280,17 +316,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	srv := mhttp.NewHTTPServer(c.listen, api.Handler(), tlscert.ServerConfig(cert), log)
 
-	var metricsSrv *http.Server
-	if c.metricsListen != "" {
-		mln, err := net.Listen("tcp", c.metricsListen)
-		if err != nil {
-			ln.Close()
-			stopBackground()
-			return fmt.Errorf("metrics listener on %s: %w", c.metricsListen, err)
-		}
-		metricsSrv = &http.Server{Handler: metricsHandler(registry), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = metricsSrv.Serve(mln) }()
-		log.Info("metrics listening", "addr", mln.Addr().String())
+	stopMetrics, err := startMetrics(c.metricsListen, registry, log)
+	if err != nil {
+		ln.Close()
+		stopBackground()
+		return err
 	}
 
 	serveErr := make(chan error, 1)
@@ -310,9 +340,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		err = drain(srv, deliveryDone, log)
 		<-webhooksDone
 	}
-	if metricsSrv != nil {
-		_ = metricsSrv.Close()
-	}
+	stopMetrics()
 	stopBackground()
 	workers.Wait()
 	leaveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"log/slog"
@@ -22,6 +23,19 @@ type submissionFlags struct {
 func (f *submissionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.starttls, "submission-listen", "", "the `HOST:PORT` of SMTP submission with STARTTLS, typically :587 (AUTH with an API key of scope send); empty disables it")
 	fs.StringVar(&f.implicit, "submissions-listen", "", "the `HOST:PORT` of SMTP submission over implicit TLS, typically :465; empty disables it")
+}
+
+// check refuses a malformed listen address before serve touches storage.
+func (f *submissionFlags) check(ctx context.Context) error {
+	for _, l := range []struct{ flag, addr string }{{"--submission-listen", f.starttls}, {"--submissions-listen", f.implicit}} {
+		if l.addr == "" {
+			continue
+		}
+		if err := checkListenAddr(ctx, l.flag, l.addr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startSubmission starts the submission listeners that are set and

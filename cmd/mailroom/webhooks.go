@@ -31,15 +31,21 @@ type webhookServices struct {
 	dispatcher *webhook.Dispatcher
 }
 
-// services builds the webhooks service, whose URLs are checked against the
-// resolver of --dns-server, and the dispatcher of node nodeID.
-func (f *webhookFlags) services(store mailroom.Store, seal mailroom.Sealer, resolver *dns.Resolver, nodeID string, log *slog.Logger) (*webhookServices, error) {
+// check refuses the flags' mistakes, before serve touches storage.
+func (f *webhookFlags) check() error {
 	if f.max < 1 {
-		return nil, usageError{"--max-webhooks must be at least 1"}
+		return usageError{"--max-webhooks must be at least 1"}
 	}
 	if f.perEndpoint < 1 {
-		return nil, usageError{"--webhook-concurrency must be at least 1"}
+		return usageError{"--webhook-concurrency must be at least 1"}
 	}
+	return nil
+}
+
+// services builds the webhooks service, whose URLs are checked against the
+// resolver of --dns-server, and the dispatcher of node nodeID, on flags
+// check accepted.
+func (f *webhookFlags) services(store mailroom.Store, seal mailroom.Sealer, resolver *dns.Resolver, nodeID string, log *slog.Logger) (*webhookServices, error) {
 	allow := f.allowPrivate
 	api := &webhook.Service{
 		Store:  store,
