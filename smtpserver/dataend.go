@@ -24,11 +24,14 @@ var errBareLFEnd = errors.New("smtpserver: a line \".\" next to a bare LF in DAT
 // what the client sends next is out of step. A bare LF elsewhere is
 // taken, as it was.
 //
-// go-smtp drops a dot that begins a line (after its CRLF), so that a line
-// ended by a bare LF right after a CRLF, which reads empty here, may have
-// been "." LF: it is refused too. Each state is go-smtp's, as far as the
-// bytes it hands on tell; for a CR it sees go-smtp's own (a CR after a CR
-// is text, so "\r\r\n.\r\n" does not end the data either).
+// One such end is not seen: go-smtp drops a dot that begins a line (after
+// its CRLF), so "hello\r\n.\n" reaches this reader as "hello\r\n\n",
+// the same bytes as a CRLF line followed by an empty bare-LF line, which
+// sloppy clients write between header and body. Refusing those would
+// refuse mail that is delivered today, so that end still waits for the
+// read timeout. Each state is go-smtp's, as far as the bytes it hands on
+// tell; for a CR it sees go-smtp's own (a CR after a CR is text, so
+// "\r\r\n.\r\n" does not end the data either).
 type dataEnd uint8
 
 const (
@@ -44,7 +47,7 @@ const (
 // c ends a line "." that a bare LF follows or ends.
 func (s *dataEnd) next(c byte) bool {
 	switch {
-	case c == '\n' && (*s == atLineStart || *s == afterBareLFDot || *s == afterBareLFDotCR):
+	case c == '\n' && (*s == afterBareLFDot || *s == afterBareLFDotCR):
 		return false
 	case c == '\n' && *s == afterCR:
 		*s = atLineStart

@@ -88,4 +88,9 @@ func TestMessageEndedNextToABareLFIsRefusedAtOnce(t *testing.T) {
 	c := begin(t, ts.addr)
 	c.Send("Subject: lf\r\n\r\none\ntwo\n\r\n..\r\nthree\r\n.\r\n")
 	c.Expect("250 ")
+	// A CRLF header line, then a bare LF between header and body, as
+	// sloppy clients write it: taken.
+	c = begin(t, ts.addr)
+	c.Send("Subject: lf\r\n\nbody\r\n.\r\n")
+	c.Expect("250 ")
 }

@@ -31,7 +31,6 @@ func MessageOfSize(header string, n int) []byte {
 var BareLFEnds = map[string]string{
 	"LF.CRLF": "Subject: lf\r\n\r\nhello\n.\r\n",
 	"LF.LF":   "Subject: lf\r\n\r\nhello\n.\n",
-	"CRLF.LF": "Subject: lf\r\n\r\nhello\r\n.\n",
 }
 
 // ExpectBareLFRefused sends message, one of BareLFEnds, on c after DATA's
