@@ -190,3 +190,26 @@ func TestServerSurvivesMalformedInput(t *testing.T) {
 		t.Error("the message after the malformed input was not applied")
 	}
 }
+
+// TestMessageEndedNextToABareLFIsRefusedAtOnce: a sender that ends its
+// message with a line "." next to a bare LF is answered 500 5.5.2 at once
+// and disconnected, rather than left waiting for the read timeout, and no
+// report is applied.
+func TestMessageEndedNextToABareLFIsRefusedAtOnce(t *testing.T) {
+	ts := startServer(t)
+	for name, message := range smtpservertest.BareLFEnds {
+		t.Run(name, func(t *testing.T) {
+			c := smtpservertest.Dial(t, ts.addr)
+			c.Expect("220 ")
+			c.Send("EHLO sender.test\r\nMAIL FROM:<>\r\nRCPT TO:<bounce-1@" + bounceDomain + ">\r\nDATA\r\n")
+			c.Expect("250 ")
+			c.Expect("250 ")
+			c.Expect("250 ")
+			c.Expect("354 ")
+			c.ExpectBareLFRefused(message)
+		})
+	}
+	if got := ts.h.appliedReports(); len(got) != 0 {
+		t.Errorf("%d reports applied", len(got))
+	}
+}

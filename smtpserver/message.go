@@ -20,8 +20,18 @@ const readChunk = 4 << 10
 // ever. It counts the bytes against Max and keeps the first error, so that
 // what went wrong is known whatever the handler made of it, and calls
 // AtEOF, when set, once at the end of the message.
+//
+// With DotEnded it hands on the message a byte at a time from go-smtp's
+// reader, which fills the whole buffer before it returns: so that a line
+// "." next to a bare LF, after which the client waits for the reply, is
+// seen when it arrives and cuts the message (dataEnd), rather than
+// leaving Read waiting for bytes that never come.
 type MessageReader struct {
 	R io.Reader
+	// DotEnded says the message is DATA's, ended by a line "." (RFC 5321
+	// §4.1.1.4), not BDAT's counted chunks (RFC 3030), in which a bare LF
+	// is only a byte.
+	DotEnded bool
 	// Conn, when set, has its read deadline moved (not with BDAT, whose
 	// connection go-smtp's own goroutine reads).
 	Conn  net.Conn
@@ -33,6 +43,7 @@ type MessageReader struct {
 	n        int64
 	err      error
 	tooLarge bool
+	end      dataEnd
 }
 
 func (m *MessageReader) Read(p []byte) (int, error) {
@@ -52,7 +63,13 @@ func (m *MessageReader) Read(p []byte) (int, error) {
 			p = p[:readChunk]
 		}
 	}
-	n, err := m.R.Read(p)
+	var n int
+	var err error
+	if m.DotEnded {
+		n, err = m.readWatchingEnd(p)
+	} else {
+		n, err = m.R.Read(p)
+	}
 	m.n += int64(n)
 	if m.n > m.Max || errors.Is(err, gosmtp.ErrDataTooLarge) {
 		m.tooLarge = true
@@ -66,6 +83,24 @@ func (m *MessageReader) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// readWatchingEnd reads p a byte at a time, up to the end of the message
+// or a line "." next to a bare LF (errBareLFEnd).
+func (m *MessageReader) readWatchingEnd(p []byte) (int, error) {
+	for n := 0; n < len(p); {
+		k, err := m.R.Read(p[n : n+1])
+		if k == 1 {
+			if !m.end.next(p[n]) {
+				return n + 1, errBareLFEnd
+			}
+			n++
+		}
+		if err != nil || k == 0 {
+			return n, err
+		}
+	}
+	return len(p), nil
 }
 
 // Bytes is how much of the message was read.

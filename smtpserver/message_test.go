@@ -71,3 +71,26 @@ func TestMessagePastItsTimeIsCut(t *testing.T) {
 		t.Errorf("server said %q, want 421 4.4.2", rest)
 	}
 }
+
+// TestMessageEndedNextToABareLFIsRefusedAtOnce: a client that ends its
+// message with a line "." next to a bare LF, which go-smtp does not take
+// for the end, is answered 500 5.5.2 at once and the connection closed,
+// rather than left waiting for the read timeout; bare LFs elsewhere, and
+// a dot-stuffed line ".", are taken as before.
+func TestMessageEndedNextToABareLFIsRefusedAtOnce(t *testing.T) {
+	ts := start(t, smtpserver.Limits{})
+	for name, message := range smtpservertest.BareLFEnds {
+		t.Run(name, func(t *testing.T) {
+			begin(t, ts.addr).ExpectBareLFRefused(message)
+		})
+	}
+
+	c := begin(t, ts.addr)
+	c.Send("Subject: lf\r\n\r\none\ntwo\n\r\n..\r\nthree\r\n.\r\n")
+	c.Expect("250 ")
+	// A CRLF header line, then a bare LF between header and body, as
+	// sloppy clients write it: taken.
+	c = begin(t, ts.addr)
+	c.Send("Subject: lf\r\n\nbody\r\n.\r\n")
+	c.Expect("250 ")
+}

@@ -21,6 +21,7 @@ var (
 	// CutOff's replies.
 	errCutOff      = Reply(421, gosmtp.EnhancedCode{4, 4, 2}, "Timeout or connection error while receiving the message, closing connection")
 	errLineTooLong = Reply(500, gosmtp.EnhancedCode{5, 5, 2}, "Line too long, closing connection")
+	errBareLF      = Reply(500, gosmtp.EnhancedCode{5, 5, 2}, "Bare LF next to a line \".\": end lines with CRLF and the message with CRLF.CRLF, closing connection")
 )
 
 // ErrTooLarge is RFC 1870 §6.1's reply to a message beyond the fixed

@@ -118,7 +118,7 @@ func (x *Session[A]) BeginData(r io.Reader) (*Data[A], error) {
 	x.Mu.Unlock()
 	_, d.bdat = r.(*io.PipeReader)
 	lim := s.Limits()
-	d.Message = &MessageReader{R: r, Max: lim.MaxBytes}
+	d.Message = &MessageReader{R: r, Max: lim.MaxBytes, DotEnded: !d.bdat}
 	if !d.bdat {
 		d.Message.Conn, d.Message.Idle, d.Message.End = d.Tx.Conn, lim.ReadTimeout, d.Start.Add(lim.DataTimeout)
 	}
@@ -129,7 +129,8 @@ func (x *Session[A]) BeginData(r io.Reader) (*Data[A], error) {
 // not nil). With DATA the stream is out of step (what the client sends
 // next is the rest of its message, not commands), so the reply is written
 // here and the connection closed (RFC 5321 §4.2.2 421; 500 for a line
-// beyond the limit, §4.5.3.1.6). With BDAT go-smtp's goroutine ends the
+// beyond the limit, §4.5.3.1.6, and for a line "." next to a bare LF,
+// §4.1.1.4, see dataEnd). With BDAT go-smtp's goroutine ends the
 // connection itself.
 func (x *Session[A]) CutOff(d *Data[A]) error {
 	err := d.Message.Failure()
@@ -137,8 +138,11 @@ func (x *Session[A]) CutOff(d *Data[A]) error {
 		return err
 	}
 	reply := errCutOff
-	if errors.Is(err, gosmtp.ErrTooLongLine) {
+	switch {
+	case errors.Is(err, gosmtp.ErrTooLongLine):
 		reply = errLineTooLong
+	case errors.Is(err, errBareLFEnd):
+		reply = errBareLF
 	}
 	nc := d.Tx.Conn
 	_ = nc.SetWriteDeadline(time.Now().Add(x.Server.Limits().WriteTimeout))

@@ -234,3 +234,27 @@ func TestSurvivesMalformedInput(t *testing.T) {
 }
 
 func tlsClient(c net.Conn, ts *testServer) *tls.Conn { return tls.Client(c, ts.client) }
+
+// TestMessageEndedNextToABareLFIsRefusedAtOnce: a logged-in client that
+// ends its message with a line "." next to a bare LF is answered
+// 500 5.5.2 at once and disconnected, rather than left waiting for the
+// read timeout, and nothing is submitted.
+func TestMessageEndedNextToABareLFIsRefusedAtOnce(t *testing.T) {
+	ts := startServer(t)
+	for name, message := range smtpservertest.BareLFEnds {
+		t.Run(name, func(t *testing.T) {
+			c := smtpservertest.Dial(t, ts.addr)
+			c.StartTLS(ts.client)
+			authPlain(c, goodKey)
+			c.Expect("235 ")
+			c.Send("MAIL FROM:<app@example.com>\r\nRCPT TO:<ann@example.net>\r\nDATA\r\n")
+			c.Expect("250 ")
+			c.Expect("250 ")
+			c.Expect("354 ")
+			c.ExpectBareLFRefused("From: app@example.com\r\n" + message)
+		})
+	}
+	if got := ts.h.messages(); len(got) != 0 {
+		t.Errorf("%d messages submitted", len(got))
+	}
+}
