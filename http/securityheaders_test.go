@@ -44,6 +44,8 @@ func TestSecurityHeadersOnEveryAnswer(t *testing.T) {
 			map[string]string{"Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'", "Cache-Control": "public, max-age=300"}},
 		{"the dashboard", apitest.Request{Method: "GET", Path: "/messages", NoCheck: true},
 			map[string]string{"Content-Security-Policy": dashboard.ContentSecurityPolicy, "Cache-Control": "no-cache"}},
+		{"an unsubscribe page", apitest.Request{Method: "GET", Path: "/v1/unsubscribe/not-a-token", NoCheck: true},
+			map[string]string{"Cache-Control": "no-store"}},
 	} {
 		r := e.Do(tc.req)
 		for _, want := range []map[string]string{common, tc.want} {

@@ -144,17 +144,14 @@ func newPage(body string) *template.Template {
 	return template.Must(template.New("page").Parse(pageHead + body + pageFoot))
 }
 
-// writePage answers an HTML page with the headers that keep it inert:
-// the CSP, no sniffing, no caching (the page is per address), and no
-// referrer (the URL holds the token).
+// writePage answers an HTML page with its own CSP, which lets its form
+// post; no sniffing, no framing, no caching (the page is per address) and
+// no referrer (the URL holds the token) are set on every answer already
+// (setSecurityHeaders).
 func writePage(w http.ResponseWriter, status int, page *template.Template, address string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
 	var b strings.Builder
 	if err := page.Execute(&b, address); err != nil {
 		// A template of constants and one string cannot fail; should it,
