@@ -253,6 +253,11 @@ func send(c *gosmtp.Client, from string, to []string, msg []byte) (string, error
 			return "", err
 		}
 	}
+	return data(c, msg)
+}
+
+// data sends msg in the open transaction and returns the reply.
+func data(c *gosmtp.Client, msg []byte) (string, error) {
 	w, err := c.Data()
 	if err != nil {
 		return "", err

@@ -47,22 +47,6 @@ func mail(c *gosmtp.Client, from string, size int64) error {
 	return c.Rcpt("ann@x.example", nil)
 }
 
-// data sends msg in the open transaction and returns the reply.
-func data(c *gosmtp.Client, msg []byte) (string, error) {
-	w, err := c.Data()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(msg); err != nil {
-		return "", err
-	}
-	resp, err := w.CloseWithResponse()
-	if err != nil {
-		return "", err
-	}
-	return resp.StatusText, nil
-}
-
 // sendAllBut starts DATA on c and sends all of msg but its last keep
 // bytes, and holds it there: the session holds what has arrived of the
 // message. finish sends the rest.
@@ -150,6 +134,23 @@ func (w *memoryWorld) queuedIn(t *testing.T, acct *mailroom.Account, n int) {
 	}
 }
 
+// holdAcme opens n sessions of acme, each declaring msg's SIZE and
+// sending all of it but its last held bytes, and waits until the budget
+// holds them all: n messages' cost.
+func (w *memoryWorld) holdAcme(t *testing.T, msg []byte, n int) []*gosmtp.DataCommand {
+	t.Helper()
+	var open []*gosmtp.DataCommand
+	for i := range n {
+		c := w.ts.dialTLS(t, w.acmeKey)
+		if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
+			t.Fatalf("acme's message %d, MAIL SIZE=%d within the budget: %v", i+1, len(msg), err)
+		}
+		open = append(open, sendAllBut(t, c, msg, held))
+		w.holding(t, int64(i+1)*msgCost)
+	}
+	return open
+}
+
 // backToZero waits for every reservation to be given back.
 func (w *memoryWorld) backToZero(t *testing.T) {
 	t.Helper()
@@ -170,15 +171,7 @@ func TestSubmissionsBeyondTheMemoryBudgetAre452(t *testing.T) {
 		w := newMemoryWorld(t, e, budget)
 		msg := largeMessage(w.acmeFrom, msgSize)
 
-		var admitted []*gosmtp.DataCommand
-		for i := range 3 {
-			c := w.ts.dialTLS(t, w.acmeKey)
-			if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
-				t.Fatalf("MAIL SIZE=%d within the budget: %v", len(msg), err)
-			}
-			admitted = append(admitted, sendAllBut(t, c, msg, held))
-			w.holding(t, int64(i+1)*msgCost)
-		}
+		admitted := w.holdAcme(t, msg, 3)
 		// Declared: refused at MAIL.
 		declared := w.ts.dialTLS(t, w.acmeKey)
 		wantMemoryRefusal(t, "MAIL SIZE= past the budget", mail(declared, w.acmeFrom, int64(len(msg))), "the server is taking as many messages as its memory allows")
@@ -232,15 +225,7 @@ func TestOneAccountCannotTakeTheWholeSubmissionBudget(t *testing.T) {
 		w := newMemoryWorld(t, e, budget)
 		msg := largeMessage(w.acmeFrom, msgSize)
 
-		var acme []*gosmtp.DataCommand
-		for i := range 2 {
-			c := w.ts.dialTLS(t, w.acmeKey)
-			if err := mail(c, w.acmeFrom, int64(len(msg))); err != nil {
-				t.Fatalf("acme within its share: %v", err)
-			}
-			acme = append(acme, sendAllBut(t, c, msg, held))
-			w.holding(t, int64(i+1)*msgCost)
-		}
+		acme := w.holdAcme(t, msg, 2)
 		third := w.ts.dialTLS(t, w.acmeKey)
 		wantMemoryRefusal(t, "acme's third message", mail(third, w.acmeFrom, int64(len(msg))), "this account's messages in flight hold its share")
 		// Streamed without SIZE, refused too once past the share.
