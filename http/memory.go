@@ -89,7 +89,7 @@ func (s *Server) memoryError(err error) error {
 	if errors.Is(err, membudget.ErrAccountShare) {
 		msg = "This account's requests in flight hold its share of the server's memory; retry after the number of seconds in Retry-After."
 	}
-	s.memoryRefused.Count(membudget.SurfaceHTTP, err)
+	s.MemoryRefusals.Count(membudget.SurfaceHTTP, err)
 	return &mailroom.Error{Code: mailroom.ECodeUnavailable, Message: msg, RetryAfter: memoryRetryAfter}
 }
 

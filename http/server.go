@@ -56,9 +56,11 @@ type Server struct {
 	// every request through, which tests that are not about rates want.
 	Limiter *ratelimit.Limiter
 	// Memory is the node's memory budget for requests in flight, which
-	// each authenticated request's body takes from before it is read
-	// (docs/api.md "Limits"); nil bounds nothing.
-	Memory *membudget.Budget
+	// each authenticated request's body takes from as it is read
+	// (docs/api.md "Limits"); nil bounds nothing. MemoryRefusals counts
+	// its refusals (membudget.Metrics), with SMTP submission's.
+	Memory         *membudget.Budget
+	MemoryRefusals *membudget.Refusals
 	// StorageBudget bounds each authenticated request's storage work; zero
 	// means the package's StorageBudget.
 	StorageBudget time.Duration
@@ -68,9 +70,8 @@ type Server struct {
 	// serve --dev (securityheaders.go says why).
 	NoHSTS bool
 
-	log           *slog.Logger
-	metrics       *metrics
-	memoryRefused *membudget.Refusals
+	log     *slog.Logger
+	metrics *metrics
 }
 
 func (s *Server) now() time.Time {
@@ -94,7 +95,6 @@ func (s *Server) Handler() http.Handler {
 		s.log = slog.Default()
 	}
 	s.metrics = newMetrics(s.Metrics)
-	s.memoryRefused = membudget.Metrics(s.Metrics, s.Memory, membudget.SurfaceHTTP)
 	return s.observe(s.routes())
 }
 

@@ -35,13 +35,12 @@ func (r *Refusals) Count(surface string, err error) {
 	}
 }
 
-// Metrics registers the budget's metrics on reg for surface, and returns
-// its counter of refusals: one counter and one pair of gauges for the
-// node, whichever surfaces register them (a second registration on the
-// same reg takes the first's collectors), so that the HTTPS API and SMTP
-// submission, which share one budget, show in one metric. With a nil reg
-// or a nil b nothing is registered and the refusals are counted nowhere.
-func Metrics(reg prometheus.Registerer, b *Budget, surface string) *Refusals {
+// Metrics registers the budget's metrics on reg, once for the node, and
+// returns its counter of refusals, which every surface taking from b (the
+// HTTPS API, SMTP submission) is given, so that they show in one metric.
+// With a nil reg or a nil b nothing is registered and the refusals are
+// counted nowhere.
+func Metrics(reg prometheus.Registerer, b *Budget) *Refusals {
 	if reg == nil || b == nil {
 		return nil
 	}
@@ -50,33 +49,19 @@ func Metrics(reg prometheus.Registerer, b *Budget, surface string) *Refusals {
 		Help: "Requests refused because the memory budget for requests in flight was taken (HTTPS 503, SMTP submission 452), " +
 			"by surface (http, submission) and reason: node (the whole budget) or account (the account's share).",
 	}, []string{"surface", "reason"})
-	c = register(reg, c)
-	for _, reason := range []string{"node", "account"} {
-		c.WithLabelValues(surface, reason)
-	}
-	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mailroom_request_memory_reserved_bytes",
-		Help: "Bytes of the memory budget held by requests in flight.",
-	}, func() float64 { return float64(b.InUse()) }))
-	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mailroom_request_memory_budget_bytes",
-		Help: "The memory budget for requests in flight (serve --request-memory).",
-	}, func() float64 { return float64(b.Total()) }))
-	return &Refusals{c: c}
-}
-
-// register registers c on reg, or returns the collector registered
-// already under its name, which a second surface shares.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
+	for _, surface := range []string{SurfaceHTTP, SurfaceSubmission} {
+		for _, reason := range []string{"node", "account"} {
+			c.WithLabelValues(surface, reason)
 		}
 	}
-	if err != nil {
-		panic(err)
-	}
-	return c
+	reg.MustRegister(c,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mailroom_request_memory_reserved_bytes",
+			Help: "Bytes of the memory budget held by requests in flight.",
+		}, func() float64 { return float64(b.InUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mailroom_request_memory_budget_bytes",
+			Help: "The memory budget for requests in flight (serve --request-memory).",
+		}, func() float64 { return float64(b.Total()) }))
+	return &Refusals{c: c}
 }

@@ -70,7 +70,7 @@ func newMemoryWorld(t testing.TB, e storetest.Engine, budget *membudget.Budget) 
 	w.ts = startServer(t, func(s *submission.Server) {
 		s.Handler = svc
 		s.Memory = budget
-		s.MemoryRefusals = membudget.Metrics(w.registry, budget, membudget.SurfaceSubmission)
+		s.MemoryRefusals = membudget.Metrics(w.registry, budget)
 	})
 	return w
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/mailroom/mailroom/dashboard"
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/inbound"
+	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
@@ -273,24 +274,29 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		close(webhooksDone)
 	}
 
+	// One memory budget for the node, which the API and SMTP submission
+	// both take from, and one count of its refusals.
+	memory := c.requestMemoryFlags.budget(log)
+	memoryRefusals := membudget.Metrics(registry, memory)
 	api := &mhttp.Server{
-		Store:        store,
-		Auth:         &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Keys:         &apikey.Service{Store: store, Now: time.Now},
-		Domains:      domains,
-		Sender:       svc.sender,
-		Templates:    templates,
-		Messages:     svc.messages,
-		Scheduled:    svc.scheduled,
-		Webhooks:     hooks.api,
-		Suppressions: newSuppressions(store),
-		Unsubscribes: unsubscribes,
-		Dashboard:    dashboard.New(),
-		Limiter:      limiter,
-		Memory:       c.requestMemoryFlags.budget(log),
-		Log:          log,
-		Metrics:      registry,
-		NoHSTS:       c.dev,
+		Store:          store,
+		Auth:           &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
+		Keys:           &apikey.Service{Store: store, Now: time.Now},
+		Domains:        domains,
+		Sender:         svc.sender,
+		Templates:      templates,
+		Messages:       svc.messages,
+		Scheduled:      svc.scheduled,
+		Webhooks:       hooks.api,
+		Suppressions:   newSuppressions(store),
+		Unsubscribes:   unsubscribes,
+		Dashboard:      dashboard.New(),
+		Limiter:        limiter,
+		Memory:         memory,
+		MemoryRefusals: memoryRefusals,
+		Log:            log,
+		Metrics:        registry,
+		NoHSTS:         c.dev,
 	}
 
 	reports := &inbound.Reports{Store: store, ReturnPaths: returnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
@@ -301,8 +307,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	defer stopInbound()
 	submissions := newSubmissions(store, api.Auth, domains, limiter, svc.sender.Queued)
-	// The same budget as the API's: a node has one memory.
-	stopSubmission, err := c.submissionFlags.startSubmission(submissions, api.Memory, tlscert.ServerConfig(cert), c.hostname, registry, log)
+	stopSubmission, err := c.submissionFlags.startSubmission(submissions, memory, memoryRefusals, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
 		stopBackground()
 		return err

@@ -41,13 +41,14 @@ func (f *submissionFlags) check(ctx context.Context) error {
 // startSubmission starts the submission listeners that are set and
 // returns a function that stops them, letting the messages being taken
 // get their answer (up to 30 s). Messages take their memory from memory,
-// the node's budget the HTTPS API takes from too.
-func (f *submissionFlags) startSubmission(h submission.Handler, memory *membudget.Budget, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
+// the node's budget the HTTPS API takes from too, counting its refusals
+// in refusals.
+func (f *submissionFlags) startSubmission(h submission.Handler, memory *membudget.Budget, refusals *membudget.Refusals, tlsConfig *tls.Config, hostname string, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
 	if f.starttls == "" && f.implicit == "" {
 		return func() {}, nil
 	}
 	srv := &submission.Server{Handler: h, Config: smtpserver.Config{TLS: tlsConfig, Hostname: hostname, Log: log, Observe: submission.Metrics(reg)},
-		Memory: memory, MemoryRefusals: membudget.Metrics(reg, memory, membudget.SurfaceSubmission)}
+		Memory: memory, MemoryRefusals: refusals}
 	var ports []smtpPort
 	if f.starttls != "" {
 		ports = append(ports, smtpPort{addr: f.starttls, serve: srv.Serve, attrs: []any{"tls", "STARTTLS"}})
