@@ -7,12 +7,3 @@ package mailroom
 // minute of one core at most and a few look-ups a minute, while leaving
 // room for a platform that sends for its own customers' domains.
 const DefaultMaxDomains = 1000
-
-// TooManyDomains is the refusal of a domain past the account's limit max,
-// the account having n: a validation_error on name, as the webhook and
-// template limits are, since the request is fine and the account full.
-func TooManyDomains(n, max int) error {
-	var v Validator
-	v.Add("name", "this account has %d domains, the most it may have (%d); delete one first (the operator sets the limit with serve --max-domains)", n, max)
-	return v.Err()
-}

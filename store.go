@@ -61,7 +61,7 @@ type APIKeyStore interface {
 // DomainStore keeps sending domains.
 type DomainStore interface {
 	// CreateDomain inserts d if its account has fewer than max domains
-	// (else TooManyDomains), counted so that concurrent creates cannot pass
+	// (else DomainLimit's refusal), counted so that concurrent creates cannot pass
 	// max together; a name the account already has is ECodeAlreadyExists.
 	CreateDomain(ctx context.Context, d *Domain, max int) error
 	// CountDomains is how many domains an account has: the cheap check

@@ -62,7 +62,7 @@ type TemplateStore interface {
 	// t.UpdatedAt to what was stored. Concurrent updates each get a version
 	// of their own, in the order they commit. A deleted template is
 	// ECodeNotFound. A template that already has max versions is refused
-	// (TooManyTemplateVersions) and nothing is stored, counted so that
+	// (TemplateVersionLimit's refusal) and nothing is stored, counted so that
 	// concurrent updates cannot pass max together. No version is ever
 	// removed but with its template.
 	UpdateTemplate(ctx context.Context, t *Template, max int) error

@@ -85,7 +85,7 @@ func (s *Service) checkRoom(ctx context.Context, accountID string) error {
 		return err
 	}
 	if max := s.max(); n >= max {
-		return mailroom.TooManyDomains(n, max)
+		return mailroom.DomainLimit.Err(n, max)
 	}
 	return nil
 }

@@ -66,9 +66,7 @@ func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max in
 			return s.wrap(err, "count templates")
 		}
 		if n >= max {
-			var v mailroom.Validator
-			v.Add("name", "this account has %d templates, the most it may have; delete one first (the operator sets the limit with serve --max-templates)", n)
-			return v.Err()
+			return mailroom.TemplateLimit.Err(n, max)
 		}
 		t.Version = 1
 		t.CreatedAt, t.UpdatedAt = fromMicros(micros(t.CreatedAt)), fromMicros(micros(t.UpdatedAt))
@@ -117,7 +115,7 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, max in
 			return s.wrap(err, "lock template")
 		}
 		if n >= max {
-			return mailroom.TooManyTemplateVersions(n, max)
+			return mailroom.TemplateVersionLimit.Err(n, max)
 		}
 		var created int64
 		err = tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3

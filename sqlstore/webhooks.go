@@ -57,9 +57,7 @@ func (s *Store) CreateWebhook(ctx context.Context, e *mailroom.WebhookEndpoint, 
 			return s.wrap(err, "count webhooks")
 		}
 		if n >= max {
-			var v mailroom.Validator
-			v.Add("url", "this account has %d webhook endpoints, the most it may have; delete one first (the operator sets the limit with serve --max-webhooks)", n)
-			return v.Err()
+			return mailroom.WebhookLimit.Err(n, max)
 		}
 		events, _ := json.Marshal(e.Events)
 		e.CreatedAt, e.UpdatedAt = fromMicros(micros(e.CreatedAt)), fromMicros(micros(e.UpdatedAt))

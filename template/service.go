@@ -64,7 +64,7 @@ func (s *Service) Update(ctx context.Context, accountID, idOrName string, req *R
 		max = mailroom.DefaultMaxTemplateVersions
 	}
 	if current.Version >= max {
-		return nil, mailroom.TooManyTemplateVersions(current.Version, max)
+		return nil, mailroom.TemplateVersionLimit.Err(current.Version, max)
 	}
 	t, err := s.prepare(ctx, accountID, req, current)
 	if err != nil {
