@@ -55,7 +55,6 @@ func (c *reportOutcomes) add(o *mailroom.ReportOutcome) {
 	case outcomeSeverity(o) <= outcomeSeverity(kept):
 		return
 	}
-	o.MaxAsync = maxReportEvents
 	c.by[o.Address] = o
 }
 

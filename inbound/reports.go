@@ -160,7 +160,7 @@ func (s *Reports) applyDSN(ctx context.Context, rcpt string, r *mailroom.Report)
 		s.drop("unmatched", rcpt, r)
 	}
 	for _, o := range list {
-		if err := s.Store.RecordReport(ctx, o); err != nil {
+		if err := s.record(ctx, o); err != nil {
 			return err
 		}
 	}
@@ -265,8 +265,8 @@ func (s *Reports) applyComplaint(ctx context.Context, rcpt string, r *mailroom.R
 	ev := mailroom.NewEmailEvent(m.Summary(), target, mailroom.EventEmailComplained, now)
 	ev.Email.EmailEventDetail = mailroom.EmailEventDetail{Async: true, ReportText: mailroom.Excerpt(r.Text, mailroom.MaxReportText),
 		Attempt: target.Attempts}
-	return s.Store.RecordReport(ctx, &mailroom.ReportOutcome{MessageID: m.ID, Address: target.Address, Status: mailroom.RecipientComplained,
-		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev, MaxAsync: maxReportEvents,
+	return s.record(ctx, &mailroom.ReportOutcome{MessageID: m.ID, Address: target.Address, Status: mailroom.RecipientComplained,
+		SMTPCode: target.SMTPCode, SMTPResponse: target.SMTPResponse, Event: ev,
 		Suppress: &mailroom.Suppression{AccountID: m.AccountID, Address: target.Address, Reason: mailroom.SuppressedComplaint, MessageID: m.ID, CreatedAt: now}})
 }
 
@@ -291,4 +291,11 @@ func (s *Reports) byMessageIDHeader(ctx context.Context, rcpt, header string) (*
 		return nil, nil
 	}
 	return m, nil
+}
+
+// record applies what a report says of one recipient, within the events
+// reports may leave for it (maxReportEvents).
+func (s *Reports) record(ctx context.Context, o *mailroom.ReportOutcome) error {
+	o.MaxAsync = maxReportEvents
+	return s.Store.RecordReport(ctx, o)
 }
