@@ -15,6 +15,11 @@ type RetryPolicy struct {
 	// Window is how long after it was first queued a recipient is retried
 	// before it fails.
 	Window time.Duration
+	// GreylistRetry is the wait after a first greylisting (--greylist-retry):
+	// greylisters let the same triplet through after a few minutes (RFC
+	// 6647 §2.1), sooner than the schedule's later retries. Greylisted
+	// again, a recipient follows the schedule.
+	GreylistRetry time.Duration
 }
 
 // Delay is the wait before attempt n+1: MinDelay doubled for each attempt
@@ -36,14 +41,20 @@ func Jitter(uniform float64) float64 { return 0.8 + 0.4*uniform }
 // NewAttempt turns the result of one exchange for a claimed recipient into
 // its next state and the event that tells of it: 2xx delivered, 5xx bounced
 // (a 5.1.x mailbox error also suppresses the address), anything else
-// deferred until the retry window ends, then failed. jitter is Jitter's
-// factor for the retry delay.
+// deferred until the retry window ends, then failed. A deferral carries its
+// reason (the transport's, or ClassifyDeferral's) and is due again at the
+// transport's RetryAt (a throttled site's next place, a suspension's end),
+// after GreylistRetry for a first greylisting, or else on the schedule.
+// jitter is Jitter's factor for the retry delay.
 func NewAttempt(q *QueuedRecipient, res RecipientResult, now time.Time, p RetryPolicy, jitter float64) *Attempt {
 	r := q.Recipient
 	r.Attempts++
 	r.LastAttemptAt = &now
 	r.NextAttemptAt = nil
 	r.SMTPCode, r.SMTPResponse, r.MX, r.Unencrypted = res.Code, res.Response, res.MX, res.Unencrypted
+	if res.Site != "" {
+		r.Site = res.Site
+	}
 	a := &Attempt{Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken}
 	var typ string
 	switch res.Outcome {
@@ -56,7 +67,21 @@ func NewAttempt(q *QueuedRecipient, res RecipientResult, now time.Time, p RetryP
 				Reason: SuppressedHardBounce, MessageID: r.MessageID, CreatedAt: now}
 		}
 	default:
+		reason := res.Reason
+		if reason == "" {
+			reason = ClassifyDeferral(res.Code, res.Enhanced, res.Response, q.Recipient.Attempts == 0)
+		}
 		next := now.Add(p.Delay(r.Attempts, jitter))
+		switch {
+		case !res.RetryAt.IsZero():
+			next = res.RetryAt
+			if next.Before(now) {
+				next = now
+			}
+		case reason == DeferGreylisted && q.Recipient.LastDeferralReason != DeferGreylisted && p.GreylistRetry > 0:
+			next = now.Add(p.GreylistRetry)
+		}
+		r.LastDeferralReason = reason
 		if next.After(q.QueuedAt.Add(p.Window)) {
 			r.Status, typ = RecipientFailed, EventEmailFailed
 		} else {

@@ -26,6 +26,9 @@ type Domain struct {
 	// ReturnPathDomain is the envelope sender's domain (bounces.<Name>).
 	ReturnPathDomain string
 	Records          []DNSRecord
+	// IPPool names the pool of source addresses its mail leaves from
+	// (--ip-pool); "" is the default pool.
+	IPPool string
 
 	CreatedAt     time.Time
 	VerifiedAt    *time.Time

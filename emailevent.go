@@ -51,6 +51,10 @@ type EmailEventDetail struct {
 	// ReportText is the human-readable part of that report, cut to
 	// MaxReportText.
 	ReportText string `json:"reportText,omitempty"`
+	// Site is the destination site of the attempt.
+	Site string `json:"site,omitempty"`
+	// Reason is why an email.deferred recipient was deferred.
+	Reason DeferralReason `json:"reason,omitempty"`
 	Attempt    int    `json:"attempt"`
 }
 
@@ -66,7 +70,10 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 	data := &EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
 		EmailEventDetail: EmailEventDetail{SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted,
-			Attempt: r.Attempts},
+			Attempt: r.Attempts, Site: r.Site},
+	}
+	if typ == EventEmailDeferred {
+		data.Reason = r.LastDeferralReason
 	}
 	if typ == EventEmailBounced {
 		data.BounceType = "soft"

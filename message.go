@@ -138,6 +138,11 @@ type Recipient struct {
 	// the receiver offered no STARTTLS, or its TLS failed and the mail went
 	// on without it (opportunistic TLS, RFC 7435).
 	Unencrypted bool
+	// Site is the destination site of the last attempt.
+	Site string
+	// LastDeferralReason is why the recipient was last deferred; it stays
+	// after a later delivery, as history.
+	LastDeferralReason DeferralReason
 }
 
 // Domain is the recipient's domain, which decides where the mail goes.

@@ -3,6 +3,7 @@ package mailroom
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // Delivery is one SMTP transaction's worth of work: one message to one or
@@ -26,6 +27,18 @@ type Delivery struct {
 	// result is NotAttempted, so that the delivery is handed back rather
 	// than counted as an attempt or sent twice.
 	MayStart func() bool
+	// IPPool names the sending domain's pool of source addresses
+	// (--ip-pool); "" is the default pool, or the system's choice when
+	// there are no pools.
+	IPPool string
+	// PreferMX is the host to try first when it is still one of the
+	// domain's MX hosts: where a greylisted recipient was refused, since
+	// greylisters remember the triplet per host (RFC 6647 §2.1).
+	PreferMX string
+	// FirstAttempt says no recipient of the delivery was attempted
+	// before: a plain 4.7.1 or 4.2.0 is then greylisting
+	// (mailroom.IsGreylisting).
+	FirstAttempt bool
 }
 
 // NotAttempted returns the results of a delivery that sent nothing because
@@ -77,6 +90,18 @@ type RecipientResult struct {
 	// when the session ran under TLS, when no session was had (no route,
 	// no answer), and in capture, which sends nothing.
 	Unencrypted bool
+	// Site is the destination's site (mailroom.SiteProfile.Name), when
+	// the transport knows it.
+	Site string
+	// Reason is why a deferred recipient was deferred, when the transport
+	// knows better than the reply (site_suspended, a connection failure);
+	// empty, NewAttempt classifies the reply (ClassifyDeferral).
+	Reason DeferralReason
+	// RetryAt, when set, is the earliest next attempt for a deferred
+	// recipient: the site's next free place, or its suspension's end. The
+	// retry schedule's delay is not applied then. For NotAttempted it is
+	// when the recipient is handed back for.
+	RetryAt time.Time
 }
 
 // Transport sends deliveries: straight to recipients' MX hosts, through a
@@ -141,6 +166,9 @@ type Signed struct {
 	// Copy is set for mail composed per recipient (marketing): it returns
 	// the signed copy recipient is sent (the same bytes on every call).
 	Copy func(recipient string) ([]byte, error)
+	// IPPool is the sending domain's pool of source addresses, "" for
+	// the default.
+	IPPool string
 }
 
 // For returns the bytes recipient is sent.

@@ -143,6 +143,13 @@ type EmailEventData struct {
 	// the report's human-readable text (its first 2 KiB).
 	Async      bool   `json:"async,omitempty"`
 	ReportText string `json:"reportText,omitempty"`
+	// Site is the destination site of the attempt: a provider's name
+	// ("google") or the destination's MX hosts.
+	Site string `json:"site,omitempty"`
+	// Reason is why an email.deferred recipient was deferred: throttled,
+	// greylisted, site_suspended, tls_required, connection, dns or
+	// temporary.
+	Reason string `json:"reason,omitempty"`
 	// Attempt counts the delivery attempts so far.
 	Attempt int `json:"attempt"`
 }
