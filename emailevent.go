@@ -54,8 +54,8 @@ type EmailEventDetail struct {
 	// Site is the destination site of the attempt.
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
-	Reason DeferralReason `json:"reason,omitempty"`
-	Attempt    int    `json:"attempt"`
+	Reason  DeferralReason `json:"reason,omitempty"`
+	Attempt int            `json:"attempt"`
 }
 
 // NewEmailEvent makes the event typ for recipient r of message m, its
