@@ -38,6 +38,7 @@ type entry struct {
 	mx    []*mdns.MX
 	a     []net.IP
 	aaaa  []net.IP
+	ptr   []string // host names, fully qualified
 	rcode int  // when not success, every query of the name gets it
 	drop  bool // never answer
 }
@@ -141,6 +142,16 @@ func (s *Server) SetAAAA(name, ip string) {
 		s.tb.Fatalf("dnstest: SetAAAA(%q): %q is not an IPv6 address", name, ip)
 	}
 	s.with(name, func(e *entry) { e.aaaa = append(e.aaaa, addr) })
+}
+
+// SetPTR adds a PTR record naming host at the reverse name of ip
+// (in-addr.arpa or ip6.arpa, RFC 1035 §3.5, RFC 3596 §2.5).
+func (s *Server) SetPTR(ip, host string) {
+	rev, err := mdns.ReverseAddr(ip)
+	if err != nil {
+		s.tb.Fatalf("dnstest: SetPTR(%q): %v", ip, err)
+	}
+	s.with(rev, func(e *entry) { e.ptr = append(e.ptr, mdns.Fqdn(host)) })
 }
 
 // Remove forgets name: its records of every type, and any Fail or Drop.
@@ -258,6 +269,10 @@ func (s *Server) answer(q mdns.Question) (rcode int, answers []mdns.RR, drop boo
 	case mdns.TypeAAAA:
 		for _, ip := range e.aaaa {
 			answers = append(answers, &mdns.AAAA{Hdr: hdr(mdns.TypeAAAA), AAAA: ip})
+		}
+	case mdns.TypePTR:
+		for _, host := range e.ptr {
+			answers = append(answers, &mdns.PTR{Hdr: hdr(mdns.TypePTR), Ptr: host})
 		}
 	}
 	return mdns.RcodeSuccess, answers, false

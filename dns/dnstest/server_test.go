@@ -133,3 +133,18 @@ func TestServerFailAndDrop(t *testing.T) {
 		}
 	}
 }
+
+func TestServerPTR(t *testing.T) {
+	srv := dnstest.Start(t)
+	srv.SetPTR("192.0.2.7", "out1.example.net")
+	srv.SetPTR("2001:db8::7", "out6.example.net")
+	resp := ask(t, srv, "udp", "7.2.0.192.in-addr.arpa", mdns.TypePTR)
+	if len(resp.Answer) != 1 || resp.Answer[0].(*mdns.PTR).Ptr != "out1.example.net." {
+		t.Errorf("IPv4 PTR answer %v", resp.Answer)
+	}
+	rev, _ := mdns.ReverseAddr("2001:db8::7")
+	resp = ask(t, srv, "udp", rev, mdns.TypePTR)
+	if len(resp.Answer) != 1 || resp.Answer[0].(*mdns.PTR).Ptr != "out6.example.net." {
+		t.Errorf("IPv6 PTR answer %v", resp.Answer)
+	}
+}
