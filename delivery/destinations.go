@@ -152,4 +152,3 @@ func (d *destinations) busy(perDomain int, now time.Time) (skip []string, wake t
 	slices.Sort(skip)
 	return slices.Compact(skip), wake
 }
-
