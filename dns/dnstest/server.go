@@ -39,8 +39,8 @@ type entry struct {
 	a     []net.IP
 	aaaa  []net.IP
 	ptr   []string // host names, fully qualified
-	rcode int  // when not success, every query of the name gets it
-	drop  bool // never answer
+	rcode int      // when not success, every query of the name gets it
+	drop  bool     // never answer
 }
 
 // Start runs a server on a free port of 127.0.0.1, over UDP and TCP, and
