@@ -67,13 +67,16 @@ func (a *siteAttempt) start(ctx context.Context, sources []mailroom.SourceAddres
 	return lease{}, src, place, a.suspended(suspendedUntil)
 }
 
-// mayWait says whether a place at at is near enough to wait for.
+// mayWait says whether a place at at is near enough to wait for: within
+// maxRateWait, and before the context's deadline. The wait is measured on
+// the sites' clock (now), the deadline on the real one.
 func mayWait(ctx context.Context, now, at time.Time) bool {
-	if at.Sub(now) > maxRateWait {
+	wait := at.Sub(now)
+	if wait > maxRateWait {
 		return false
 	}
 	deadline, ok := ctx.Deadline()
-	return !ok || !at.After(deadline)
+	return !ok || wait <= time.Until(deadline)
 }
 
 // waitUntil waits d, reporting false when ctx ends first.
