@@ -95,9 +95,11 @@ type connRequest struct {
 	// pool; group names them for taking turns (site or host, and pool).
 	keys  []connKey
 	group string
-	// carries says whether a session with an MX host may carry the
-	// delivery.
-	carries func(host string) bool
+	// rank says whether a session with an MX host may carry the
+	// delivery (-1: it may not) and how much it is to be preferred (0
+	// first): the domain's own MX hosts in the order to try them, then
+	// the site's other hosts. Nil: every session of the keys carries it.
+	rank func(host string) int
 	// prefer, when set, is the only host whose idle session is taken: a
 	// greylisted recipient goes back to the host that refused it.
 	prefer string
@@ -208,21 +210,33 @@ func (cs *conns) try(w connRequest) (lease, bool) {
 	return lease{}, false
 }
 
-// takeIdle takes the most recently used idle session that carries the
-// delivery, or nil. Taking the newest leaves the older ones to time out
-// when traffic falls.
+// takeIdle takes the idle session that carries the delivery with the best
+// rank, the most recently used among equals, or nil. Taking the newest
+// leaves the older ones to time out when traffic falls.
 func (kc *keyConns) takeIdle(w connRequest) *idleSession {
+	best, bestRank := -1, 0
 	for i := len(kc.idle) - 1; i >= 0; i-- {
-		s := kc.idle[i]
-		if (w.prefer == "" || s.c.host == w.prefer) && (w.carries == nil || w.carries(s.c.host)) {
-			kc.idle = append(kc.idle[:i:i], kc.idle[i+1:]...)
-			// If the timer already fired, its expire finds the session
-			// gone and leaves it to us.
-			s.timer.Stop()
-			return s
+		host := kc.idle[i].c.host
+		if w.prefer != "" && host != w.prefer {
+			continue
+		}
+		r := 0
+		if w.rank != nil {
+			r = w.rank(host)
+		}
+		if r >= 0 && (best < 0 || r < bestRank) {
+			best, bestRank = i, r
 		}
 	}
-	return nil
+	if best < 0 {
+		return nil
+	}
+	s := kc.idle[best]
+	kc.idle = append(kc.idle[:best:best], kc.idle[best+1:]...)
+	// If the timer already fired, its expire finds the session gone and
+	// leaves it to us.
+	s.timer.Stop()
+	return s
 }
 
 // fit closes idle sessions of k beyond its cap, which may have been

@@ -24,13 +24,13 @@ type siteAttempt struct {
 
 // toSite delivers del to the site of its domain, whose MX hosts are mx
 // (hosts: them in the order to try): on an idle session of the site that
-// may carry it, or a new connection under the site's cap, from one of
+// may carry it (with the first of hosts it can), or a new connection under the site's cap, from one of
 // pool's addresses, once the site's rate has a place for it. Every result
 // names the site.
 func (d *Direct) toSite(ctx context.Context, eng *engine, del *mailroom.Delivery, domain string, mx, hosts []string, pool mailroom.IPPool, addrs addrFunc) []mailroom.RecipientResult {
 	a := &siteAttempt{d: d, eng: eng, del: del, sites: d.Sites, profile: d.Sites.Site(domain, mx)}
 	keys, group := poolKeys(a.profile.Name, pool)
-	a.request = connRequest{keys: keys, group: group, carries: carriesFor(a.profile, mx)}
+	a.request = connRequest{keys: keys, group: group, rank: rankFor(a.profile, hosts)}
 	if p := hostName(del.PreferMX); slices.Contains(mx, p) {
 		a.request.prefer = p
 	}
@@ -39,21 +39,21 @@ func (d *Direct) toSite(ctx context.Context, eng *engine, del *mailroom.Delivery
 	return res
 }
 
-// carriesFor says which sessions may carry mail for a domain of site p
-// whose MX hosts are mx: those with one of them, or with any host p's
-// patterns match, since every such host takes mail for all the site's
-// domains.
-func carriesFor(p mailroom.SiteProfile, mx []string) func(host string) bool {
-	return func(host string) bool {
-		if slices.Contains(mx, host) {
-			return true
+// rankFor says which sessions may carry mail for a domain of site p whose
+// MX hosts are hosts, in the order to try them: those with one of them,
+// best first, or else with any host p's patterns match, since every such
+// host takes mail for all the site's domains (-1: neither).
+func rankFor(p mailroom.SiteProfile, hosts []string) func(host string) int {
+	return func(host string) int {
+		if i := slices.Index(hosts, host); i >= 0 {
+			return i
 		}
 		for _, pat := range p.MX {
 			if mailroom.MatchMXPattern(pat, host) {
-				return true
+				return len(hosts)
 			}
 		}
-		return false
+		return -1
 	}
 }
 
