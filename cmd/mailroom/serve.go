@@ -133,7 +133,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 // storage, before serve touches the data directory: a command line that
 // fails leaves nothing behind (no data directory, database or key made
 // for a run that never started).
-func (c serveConfig) check(ctx context.Context) error {
+func (c *serveConfig) check(ctx context.Context) error {
 	if err := c.httpsFlags.check(ctx, c.dev, c.listen); err != nil {
 		return err
 	}
