@@ -82,6 +82,7 @@ func TestClientEnumsMatchTheServers(t *testing.T) {
 		strs([]mailroom.DomainStatus{mailroom.DomainPending, mailroom.DomainVerified, mailroom.DomainTemporaryFailure, mailroom.DomainFailed}))
 	check("suppression reasons", strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
 		strs([]mailroom.SuppressionReason{mailroom.SuppressedHardBounce, mailroom.SuppressedComplaint, mailroom.SuppressedManual, mailroom.SuppressedUnsubscribe}))
+	check("deferral reasons", strs(api.DeferralReasons()), strs(mailroom.DeferralReasons))
 	check("attempt statuses", strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
 		strs([]mailroom.WebhookAttemptStatus{mailroom.WebhookAttemptSucceeded, mailroom.WebhookAttemptFailed}))
 	check("error codes", []string{api.CodeInvalidJSON, api.CodeValidation, api.CodeMissingAPIKey, api.CodeInvalidAPIKey, api.CodeAPIKeyRevoked,

@@ -36,6 +36,7 @@ type (
 	DomainEventRecord    = api.DomainEventRecord
 	WebhookTestData      = api.WebhookTestData
 	BounceType           = api.BounceType
+	DeferralReason       = api.DeferralReason
 	ReplayResult         = api.ReplayResult
 	Webhook              = api.Webhook
 	WebhookCreateRequest = api.WebhookCreateRequest

@@ -17,6 +17,7 @@ func toDomain(d *mailroom.Domain) api.Domain {
 		VerifiedAt:    optWireTime(d.VerifiedAt),
 		LastCheckedAt: optWireTime(d.LastCheckedAt),
 		NextCheckAt:   optWireTime(d.NextCheckAt),
+		IPPool:        optString(d.IPPool),
 	}
 }
 

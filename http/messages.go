@@ -31,7 +31,7 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 			Address: r.Address, Status: recipientStatus(r.Status), Attempts: r.Attempts,
 			LastAttemptAt: optWireTime(r.LastAttemptAt), NextAttemptAt: optWireTime(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
-			Unencrypted: r.Unencrypted,
+			Unencrypted: r.Unencrypted, Site: optString(r.Site), LastDeferralReason: optDeferralReason(r.LastDeferralReason),
 		}
 	}
 	for _, e := range events {
@@ -70,6 +70,14 @@ func optInt(n int) *int {
 		return nil
 	}
 	return &n
+}
+
+func optDeferralReason(r mailroom.DeferralReason) *api.DeferralReason {
+	if r == "" {
+		return nil
+	}
+	out := api.DeferralReason(r)
+	return &out
 }
 
 func optString(s string) *string {

@@ -94,7 +94,7 @@ func wireCases() []wireCase {
 	}
 	pending := &mailroom.Domain{Name: "example.com", Status: mailroom.DomainPending, Records: records, CreatedAt: wireT1, NextCheckAt: ptr(wireT2)}
 	verified := &mailroom.Domain{Name: "xn--bcher-kva.example", Status: mailroom.DomainVerified, CreatedAt: wireT1,
-		VerifiedAt: ptr(wireT2), LastCheckedAt: ptr(wireT3), NextCheckAt: ptr(wireT4)}
+		VerifiedAt: ptr(wireT2), LastCheckedAt: ptr(wireT3), NextCheckAt: ptr(wireT4), IPPool: "bulk"}
 	noRecords := &mailroom.Domain{Name: "failed.example", Status: mailroom.DomainFailed, CreatedAt: wireT1, LastCheckedAt: ptr(wireT1)}
 
 	plain := &mailroom.Message{ID: "msg_01", Status: mailroom.MessageQueued,
@@ -111,9 +111,10 @@ func wireCases() []wireCase {
 		IdempotencyKey: "order-1042", CreatedAt: wireT1, ScheduledAt: ptr(wireT2),
 		Recipients: []*mailroom.Recipient{
 			{Address: "ann@example.net", Status: mailroom.RecipientDelivered, Attempts: 1, LastAttemptAt: ptr(wireT3),
-				SMTPCode: 250, SMTPResponse: "2.0.0 OK", MX: "mx.example.net"},
+				SMTPCode: 250, SMTPResponse: "2.0.0 OK", MX: "mx.example.net", Site: "mx.example.net", LastDeferralReason: mailroom.DeferThrottled},
 			{Address: "bob@example.net", Status: mailroom.RecipientDeferred, Attempts: 2, LastAttemptAt: ptr(wireT3), NextAttemptAt: ptr(wireT4),
-				SMTPCode: 451, SMTPResponse: "4.7.1 try later", MX: "mx.example.net", Unencrypted: true},
+				SMTPCode: 451, SMTPResponse: "4.7.1 try later", MX: "mx.example.net", Unencrypted: true, Site: "google",
+				LastDeferralReason: mailroom.DeferGreylisted},
 			{Address: "cc@example.org", Status: mailroom.RecipientBounced, Attempts: 1, SMTPCode: 550},
 			{Address: "audit@example.com", Status: mailroom.RecipientSuppressed},
 		}}

@@ -50,6 +50,10 @@ type Domain struct {
 	VerifiedAt    *time.Time `json:"verifiedAt"`
 	LastCheckedAt *time.Time `json:"lastCheckedAt"`
 	NextCheckAt   *time.Time `json:"nextCheckAt"`
+	// IPPool names the pool of source addresses the domain's mail leaves
+	// from (docs/api.md "How mail leaves"); null for the default pool. The
+	// operator sets it: `mailroom domains update --ip-pool`.
+	IPPool *string `json:"ipPool"`
 }
 
 // DNSRecord is one record to publish, and what the last check found

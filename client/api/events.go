@@ -109,6 +109,28 @@ func (e *EventRecord) TestData() (*WebhookTestData, error) {
 	return decodeData[WebhookTestData](e.Type, e.Data, isTestEvent)
 }
 
+// DeferralReason says why a recipient was put back in the queue
+// (docs/api.md "How mail leaves"): an email.deferred event's reason, and a
+// recipient's lastDeferralReason in the log.
+type DeferralReason string
+
+const (
+	DeferralThrottled     DeferralReason = "throttled"      // the receiver said the sender goes too fast
+	DeferralGreylisted    DeferralReason = "greylisted"     // the receiver greylists first contact
+	DeferralSiteSuspended DeferralReason = "site_suspended" // its site was suspended after repeated throttling; nothing was sent
+	DeferralTLSRequired   DeferralReason = "tls_required"   // a policy requires TLS the receiver did not give
+	DeferralConnection    DeferralReason = "connection"     // the connection was refused, reset or timed out
+	DeferralDNS           DeferralReason = "dns"            // the destination's records could not be looked up
+	DeferralTemporary     DeferralReason = "temporary"      // any other temporary failure (4xx)
+)
+
+// DeferralReasons returns every deferral reason, in the order of the API
+// reference.
+func DeferralReasons() []DeferralReason {
+	return []DeferralReason{DeferralThrottled, DeferralGreylisted, DeferralSiteSuspended, DeferralTLSRequired,
+		DeferralConnection, DeferralDNS, DeferralTemporary}
+}
+
 // BounceType tells a hard bounce from a soft one.
 type BounceType string
 
@@ -146,10 +168,8 @@ type EmailEventData struct {
 	// Site is the destination site of the attempt: a provider's name
 	// ("google") or the destination's MX hosts.
 	Site string `json:"site,omitempty"`
-	// Reason is why an email.deferred recipient was deferred: throttled,
-	// greylisted, site_suspended, tls_required, connection, dns or
-	// temporary.
-	Reason string `json:"reason,omitempty"`
+	// Reason is why an email.deferred recipient was deferred.
+	Reason DeferralReason `json:"reason,omitempty"`
 	// Attempt counts the delivery attempts so far.
 	Attempt int `json:"attempt"`
 }

@@ -104,6 +104,13 @@ type Recipient struct {
 	// Unencrypted says that the last attempt's SMTP session ran in clear
 	// text.
 	Unencrypted bool `json:"unencrypted"`
+	// Site is the destination site of the last attempt (docs/api.md "How
+	// mail leaves"): a provider's name ("google") or, for a destination
+	// no profile names, its MX host names joined with commas.
+	Site *string `json:"site"`
+	// LastDeferralReason is why the recipient was last deferred; it stays
+	// after a later delivery, as history.
+	LastDeferralReason *DeferralReason `json:"lastDeferralReason"`
 }
 
 // MessageEvent is one entry of a message's timeline (OpenAPI schema

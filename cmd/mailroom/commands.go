@@ -55,6 +55,12 @@ var commands = []*command{
 			"account is refused and stays as it is.",
 		args: []operand{{"KEYID", `the key's id: the 16 characters after "mailroom_" in the key, as "keys list" shows them`}},
 		run:  keysRevoke},
+	{name: "domains update", synopsis: "DOMAIN --account NAME --ip-pool POOL", summary: "set the IP pool a domain's mail leaves from",
+		about: "Assigns a sending domain the pool of source addresses its mail leaves from: the NAME of a pool that\n" +
+			"serve's --ip-pool NAME=ADDRESS[@EHLO-NAME],… defines on every node. --ip-pool \"\" goes back to the\n" +
+			"default pool. The API shows the domain's ipPool. Running nodes apply it within 10 s.",
+		args: []operand{{"DOMAIN", "the sending domain, as the account added it (any case; IDNs in either form)"}},
+		run:  domainsUpdate},
 	{name: "send", synopsis: "--from F --to T --subject S (--text T | --html H | --template NAME [--var K=V]…)",
 		summary: "send a message through the API",
 		about: "Sends one message through the HTTPS API (POST /v1/send) and prints its id alone on stdout; when\n" +
@@ -76,8 +82,9 @@ var commands = []*command{
 		run: messagesList},
 	{name: "messages get", synopsis: "ID", summary: "show a message, its recipients and timeline",
 		about: "Shows a message of the email log (GET /v1/messages/ID): its fields, each recipient's state with its\n" +
-			"last SMTP reply, and the timeline (times in UTC). --json prints the API's JSON. The key, --url and the\n" +
-			"certificate are as for send.",
+			"next attempt, the site its last attempt went to, why it was last deferred and its last SMTP reply, and\n" +
+			"the timeline (times in UTC). --json prints the API's JSON. The key, --url and the certificate are as\n" +
+			"for send.",
 		args: []operand{{"ID", "the message's id, msg_…, as send and messages list print it"}},
 		run:  messagesGet},
 	{name: "messages raw", synopsis: "ID", summary: "print a message's signed bytes",

@@ -67,6 +67,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{"keys create", nil, append([]string{"account", "name", "scopes"}, storage...)},
 		{"keys list", nil, append([]string{"account"}, storage...)},
 		{"keys revoke", []string{"KEYID"}, append([]string{"account"}, storage...)},
+		{"domains update", []string{"DOMAIN"}, append([]string{"account", "ip-pool"}, storage...)},
 		{"send", nil, append([]string{"attach", "bcc", "category", "cc", "from", "html", "html-file", "idempotency-key", "json",
 			"reply-to", "subject", "tag", "template", "text", "text-file", "to", "var", "vars-file"}, apiFlagNames...)},
 		{"messages list", nil, append([]string{"all", "category", "cursor", "from", "json", "limit", "since", "status", "tag",
@@ -117,13 +118,13 @@ func TestEveryCommandHasHelp(t *testing.T) {
 
 	// The top level and the groups list their commands.
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"accounts", "--help"}, {"accounts", "-h"},
-		{"help", "accounts"}, {"keys", "--help"}, {"keys", "help"}, {"help", "keys"}, {"messages", "--help"}, {"help", "messages"}} {
+		{"help", "accounts"}, {"keys", "--help"}, {"keys", "help"}, {"help", "keys"}, {"messages", "--help"}, {"help", "messages"}, {"domains", "--help"}, {"help", "domains"}} {
 		code, out, errOut := runCLI(args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage:") {
 			t.Errorf("mailroom %s: exit %d, stderr %q, stdout:\n%s", strings.Join(args, " "), code, errOut, out)
 		}
 		group := ""
-		for _, g := range []string{"accounts", "keys", "messages"} {
+		for _, g := range []string{"accounts", "keys", "messages", "domains"} {
 			if slices.Contains(args, g) {
 				group = g
 			}
@@ -171,6 +172,11 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"serve", "--request-memory", "64MiB"}, "at least 256MiB", "mailroom serve --help"},
 		{[]string{"serve", "--request-memory", "lots"}, "not a size", "mailroom serve --help"},
 		{[]string{"messages"}, "list, get or raw", "mailroom messages --help"},
+		{[]string{"domains"}, "needs a command: update", "mailroom domains --help"},
+		{[]string{"domains", "update"}, "the DOMAIN", "mailroom domains update --help"},
+		{[]string{"domains", "update", "shop.example", "--ip-pool", "bulk"}, "needs --account and --ip-pool", "mailroom domains update --help"},
+		{[]string{"domains", "update", "shop.example", "--account", "acme"}, "needs --account and --ip-pool", "mailroom domains update --help"},
+		{[]string{"domains", "update", "shop.example", "--account", "acme", "--ip-pool", "bulk pool"}, `--ip-pool "bulk pool" is not a pool name`, "mailroom domains update --help"},
 		{[]string{"send", "--from", "a@shop.example", "--subject", "Hi", "--text", "t"}, "needs --to", "mailroom send --help"},
 		{[]string{"send", "--to", "b@example.net", "--subject", "Hi", "--text", "t"}, "needs --from", "mailroom send --help"},
 		{[]string{"send", "--from", "a@shop.example", "--to", "b@example.net", "--text", "t"}, "needs --subject", "mailroom send --help"},
@@ -215,5 +221,21 @@ func TestKeysCreateChecksItsFlagsFirst(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Errorf("the working directory holds %v (%v), want nothing: storage was opened", entries, err)
+	}
+}
+
+// serve's --ip-pool defines pools (NAME=ADDRESS,…) and domains update's
+// names one, and both have the environment twin MAILROOM_IP_POOL: a
+// definition read from the environment, meant for serve, is refused with
+// a message that says what to give instead.
+func TestDomainsUpdateSaysWhichIPPoolItWants(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("MAILROOM_IP_POOL", "bulk=192.0.2.10,192.0.2.11")
+	code, out, errOut := runCLI("domains", "update", "shop.example", "--account", "acme")
+	if code != 2 || out != "" || !strings.Contains(errOut, "give the NAME of a pool that serve's --ip-pool NAME=ADDRESS,… defines") {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat("mailroom-data"); err == nil {
+		t.Error("the refused command made a data directory")
 	}
 }

@@ -198,11 +198,17 @@ func printMessage(w io.Writer, m *client.Message) {
 
 	fmt.Fprintln(w, "\nRecipients:")
 	tw = newTable(w)
-	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tLAST REPLY")
+	// The site is where the last attempt went (docs/api.md "How mail
+	// leaves"); the last deferral says why the recipient waited last, and
+	// stays once it is delivered.
+	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT\tSITE\tLAST DEFERRAL\tLAST REPLY")
 	for _, r := range m.Recipients {
-		last := "-"
+		last, next := "-", "-"
 		if r.LastAttemptAt != nil {
 			last = utc(*r.LastAttemptAt)
+		}
+		if r.NextAttemptAt != nil && (r.Status == api.RecipientQueued || r.Status == api.RecipientDeferred) {
+			next = utc(*r.NextAttemptAt)
 		}
 		reply := smtpReply(r.SMTPCode, deref(r.SMTPResponse))
 		if r.MX != nil && *r.MX != "" {
@@ -211,11 +217,8 @@ func printMessage(w io.Writer, m *client.Message) {
 		if r.Unencrypted {
 			reply += " unencrypted"
 		}
-		if r.NextAttemptAt != nil && (r.Status == api.RecipientQueued || r.Status == api.RecipientDeferred) {
-			reply += " next attempt " + utc(*r.NextAttemptAt)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last,
-			strings.TrimSpace(clean(reply)))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last, next,
+			orDash(clean(deref(r.Site))), orDash(clean(string(deref(r.LastDeferralReason)))), strings.TrimSpace(clean(reply)))
 	}
 	tw.Flush()
 
@@ -223,8 +226,13 @@ func printMessage(w io.Writer, m *client.Message) {
 	tw = newTable(w)
 	for _, e := range m.Events {
 		note := ""
-		if d, err := e.EmailData(); err == nil && d.SMTPCode != 0 {
-			note = smtpReply(&d.SMTPCode, d.SMTPResponse)
+		if d, err := e.EmailData(); err == nil {
+			if d.SMTPCode != 0 {
+				note = smtpReply(&d.SMTPCode, d.SMTPResponse)
+			}
+			if d.Reason != "" {
+				note = strings.TrimSpace(note + " (" + string(d.Reason) + ")")
+			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", utc(e.CreatedAt), clean(string(e.Type)), clean(e.Recipient), clean(note))
 	}
@@ -232,6 +240,14 @@ func printMessage(w io.Writer, m *client.Message) {
 	if m.OlderEventsCursor != nil {
 		fmt.Fprintf(w, "  (the newest %d events; the older ones are listed by GET /v1/events?messageId=%s)\n", len(m.Events), clean(m.ID))
 	}
+}
+
+// orDash is s, or "-" for nothing, so that a table's empty cell is seen.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // smtpReply writes an SMTP reply with its code once: the response may

@@ -139,6 +139,8 @@ function statusSummary(d) {
         : h('span', { class: 'muted' }, sandbox ? 'Sandbox domain: not checked in DNS' : 'Not yet')],
       ['Next check', d.nextCheckAt ? dueTime(d.nextCheckAt)
         : h('span', { class: 'muted' }, d.status === 'failed' ? 'Only when you verify' : sandbox ? 'Never' : 'None scheduled')],
+      // The operator assigns it: mailroom domains update --ip-pool.
+      ['IP pool', d.ipPool ? h('code', { id: 'ip-pool' }, d.ipPool) : h('span', { class: 'muted', id: 'ip-pool' }, 'Default')],
     ]),
   ];
 }

@@ -59,10 +59,38 @@ function facts(m) {
   ]));
 }
 
+/**
+ * deferralReasons say in words why a recipient was put back in the queue
+ * (docs/api.md "How mail leaves"); a reason not listed shows as it is.
+ */
+const deferralReasons = {
+  throttled: 'throttled by the receiver',
+  greylisted: 'greylisted',
+  site_suspended: 'site suspended after throttling',
+  tls_required: 'TLS required',
+  connection: 'connection failed',
+  dns: 'DNS lookup failed',
+  temporary: 'temporary failure',
+};
+
+function deferralReason(reason) {
+  return deferralReasons[reason] || reason;
+}
+
 function recipients(m) {
   return table([
     { label: 'Address', cell: (r) => h('span', { class: 'row-title' }, r.address), class: 'wrap-anywhere' },
-    { label: 'Status', cell: (r) => badge(r.status) },
+    {
+      label: 'Status',
+      // A deferred recipient says why it waits; one that went on keeps
+      // the reason of its last deferral, as history.
+      cell: (r) => h('span', {},
+        badge(r.status),
+        r.lastDeferralReason
+          ? h('div', { class: 'row-sub deferral-reason', dataset: { reason: r.lastDeferralReason } },
+            r.status === 'deferred' ? deferralReason(r.lastDeferralReason) : `last deferred: ${deferralReason(r.lastDeferralReason)}`)
+          : null),
+    },
     { label: 'Attempts', cell: (r) => String(r.attempts) },
     {
       label: 'Last reply',
@@ -78,6 +106,13 @@ function recipients(m) {
         r.nextAttemptAt ? h('div', { class: 'row-sub' }, 'next attempt ', dueTime(r.nextAttemptAt)) : null,
         r.mx ? h('div', { class: 'row-sub' }, `via ${r.mx}`) : null,
         !r.lastAttemptAt && !r.nextAttemptAt && !r.mx ? '—' : null),
+    },
+    {
+      // The destination site of the last attempt: a provider's name, or
+      // the destination's MX hosts (docs/api.md "How mail leaves").
+      label: 'Site',
+      cell: (r) => (r.site ? h('span', { class: 'recipient-site' }, r.site) : h('span', { class: 'muted' }, '—')),
+      class: 'wrap-anywhere',
     },
   ], m.recipients, { id: 'recipients', empty: 'No recipients.' });
 }
@@ -144,7 +179,8 @@ function timeline(events) {
       h('div', {}, h('span', { class: 'event-type' }, e.type), ' · ', time(e.createdAt)),
       e.recipient ? h('div', { class: 'event-detail' }, e.recipient) : null,
       said ? h('div', { class: 'event-detail mono' }, said) : null,
-      d.mx ? h('div', { class: 'event-detail' }, `MX ${d.mx}`, d.attempt ? ` · attempt ${d.attempt}` : '') : null,
+      d.mx ? h('div', { class: 'event-detail' }, `MX ${d.mx}`, d.site ? ` · site ${d.site}` : '', d.attempt ? ` · attempt ${d.attempt}` : '') : null,
+      d.reason ? h('div', { class: 'event-detail' }, `Why: ${deferralReason(d.reason)}`) : null,
       d.bounceType ? h('div', { class: 'event-detail' }, `${d.bounceType} bounce`, d.async ? ' (reported later by the receiver)' : '') : null,
       d.reportText ? h('details', { class: 'event-detail' }, h('summary', {}, 'What the receiver reported'), h('pre', { class: 'text-part' }, d.reportText)) : null);
   }));
