@@ -78,27 +78,24 @@ func TestSiteRatePlaceFarOffHandsBack(t *testing.T) {
 	}
 }
 
-// A place that comes soon is waited for: the transaction starts no
+// A place that comes soon is waited for: the connection is opened no
 // sooner.
 func TestSiteRatePlaceSoonIsWaitedFor(t *testing.T) {
-	port, rs := startReceivers(t, "127.0.0.2")
+	mx := smtptest.Start(t)
 	dnsSrv := dnstest.Start(t)
-	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
+	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 	sites := newTestSites(bigmail)
 	var at time.Time
 	sites.place = func(now time.Time) time.Time {
 		at = now.Add(300 * time.Millisecond)
 		return at
 	}
-	d := newSiteDirect(t, dnsSrv, port, sites)
+	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
 
 	want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "")
-	st := rs[0].Stats()
-	if len(st.Sessions) != 1 || len(st.Sessions[0].Mails) != 1 {
-		t.Fatalf("receiver saw %+v, want one transaction", st.Sessions)
-	}
-	if mail := st.Sessions[0].Mails[0]; mail.Before(at) {
-		t.Errorf("MAIL at %v, before the site's place at %v", mail, at)
+	connected := sites.eventsOf(mailroom.SiteConnected)
+	if len(connected) != 1 || connected[0].At.Before(at) {
+		t.Errorf("connected %+v, want once, no sooner than the site's place at %v", connected, at)
 	}
 	if sites.cancelled != 0 {
 		t.Errorf("%d places given back, want none", sites.cancelled)
@@ -107,20 +104,20 @@ func TestSiteRatePlaceSoonIsWaitedFor(t *testing.T) {
 
 // One suspended source address gives way to another of the pool.
 func TestSiteSuspendedSourceGivesWayToAnother(t *testing.T) {
-	port, rs := startReceivers(t, "127.0.0.2")
+	mx := startAt(t, "127.0.0.2", 0)
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 	sites := newTestSites(bigmail)
-	d := newSiteDirect(t, dnsSrv, port, sites)
+	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
 	d.Pools = []mailroom.IPPool{testPool}
 	sites.suspended[connKey{Site: "bigmail", Source: "127.0.0.10"}] = time.Now().Add(time.Hour)
 
 	for range 3 {
 		want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "")
 	}
-	for _, s := range rs[0].Stats().Sessions {
-		if s.Remote != netip.MustParseAddr("127.0.0.11") {
-			t.Errorf("a session from %s, want all from 127.0.0.11", s.Remote)
+	for _, s := range mx.Sessions() {
+		if ip := clientIP(t, s); ip != netip.MustParseAddr("127.0.0.11") {
+			t.Errorf("a session from %s, want all from 127.0.0.11", ip)
 		}
 	}
 }
