@@ -34,7 +34,7 @@ func TestPoolRotatesSourceAddresses(t *testing.T) {
 			publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 			d := newDirect(t, dnsSrv, mx.Port())
 			if withSites {
-				d.Sites = newTestSites(bigmail)
+				d.Sites = newTracker(nil, bigmail)
 			}
 			d.Pools = []mailroom.IPPool{testPool}
 
@@ -70,7 +70,7 @@ func TestPoolSiteCapPerSourceAddress(t *testing.T) {
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 	p := bigmail
 	p.MaxConnections = 1
-	d := newSiteDirect(t, dnsSrv, mx.Port(), newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 	d.Pools = []mailroom.IPPool{testPool}
 
 	rcpts := []string{"a@a.test", "b@a.test", "c@a.test", "d@a.test"}
@@ -101,7 +101,7 @@ func TestPoolChosenByName(t *testing.T) {
 	// One message a connection, so that each delivery shows its address.
 	p := bigmail
 	p.MaxMessagesPerConnection = 1
-	d := newSiteDirect(t, dnsSrv, mx.Port(), newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 	d.Pools = []mailroom.IPPool{
 		{Name: "main", Addresses: testPool.Addresses[:1]},
 		{Name: "bulk", Addresses: testPool.Addresses[1:]},

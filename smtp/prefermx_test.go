@@ -21,7 +21,7 @@ func TestPreferMX(t *testing.T) {
 			publishMX(dnsSrv, "a.test", 20, "mx2.bigmail.test", "127.0.0.3")
 			d := newDirect(t, dnsSrv, mx1.Port())
 			if withSites {
-				d.Sites = newTestSites(bigmail)
+				d.Sites = newTracker(nil, bigmail)
 			}
 			send := func(prefer, wantMX string) {
 				t.Helper()

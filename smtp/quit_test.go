@@ -19,7 +19,7 @@ func TestSiteSlotFreedWhenReceiverHasClosed(t *testing.T) {
 	p := bigmail
 	p.MaxConnections = 1
 	p.MaxMessagesPerConnection = 1
-	d := newSiteDirect(t, dnsSrv, mx.Port(), newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 
 	for i := range 50 {
 		res := deliver(t, d, delivery("a.test", fmt.Sprintf("r%d@a.test", i)))
