@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/smtp/smtptest"
 )
 
 // testPool has two source addresses on loopback, each with its own name.
@@ -28,29 +29,30 @@ var ehloOf = map[netip.Addr]string{
 func TestPoolRotatesSourceAddresses(t *testing.T) {
 	for _, withSites := range []bool{true, false} {
 		t.Run(map[bool]string{true: "sites", false: "per host"}[withSites], func(t *testing.T) {
-			port, rs := startReceivers(t, "127.0.0.2")
-			r := rs[0]
+			mx := startAt(t, "127.0.0.2", 0)
 			dnsSrv := dnstest.Start(t)
 			publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
-			d := newDirect(t, dnsSrv, port)
+			d := newDirect(t, dnsSrv, mx.Port())
 			if withSites {
-				d.Sites = newTestSites(bigmail)
+				d.Sites = newTracker(nil, bigmail)
 			}
 			d.Pools = []mailroom.IPPool{testPool}
 
 			// Two deliveries at once need two connections.
-			release := r.Hold()
+			release := holdAll(mx, "x@a.test", "y@a.test")
+			defer release()
 			done := deliverMany(d, delivery("a.test", "x@a.test"), delivery("a.test", "y@a.test"))
-			pollUntil(t, "two deliveries held", func() bool { return r.Stats().Held == 2 })
+			mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == 2 })
 			release()
 			for range 2 {
 				want(t, next(t, done)[0], mailroom.Delivered, 250, "2.0.0", "")
 			}
 			used := map[netip.Addr]int{}
-			for _, s := range r.Stats().Sessions {
-				used[s.Remote]++
-				if want := ehloOf[s.Remote]; s.EHLO != want {
-					t.Errorf("session from %s said EHLO %q, want %q", s.Remote, s.EHLO, want)
+			for _, s := range mx.Sessions() {
+				ip := clientIP(t, s)
+				used[ip]++
+				if want := ehloOf[ip]; s.Helo != want {
+					t.Errorf("session from %s said EHLO %q, want %q", ip, s.Helo, want)
 				}
 			}
 			if len(used) != 2 {
@@ -63,49 +65,49 @@ func TestPoolRotatesSourceAddresses(t *testing.T) {
 // A site's cap holds per source address: with a cap of one, a pool of two
 // addresses has two connections to the site.
 func TestPoolSiteCapPerSourceAddress(t *testing.T) {
-	port, rs := startReceivers(t, "127.0.0.2")
-	r := rs[0]
+	mx := startAt(t, "127.0.0.2", 0)
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 	p := bigmail
 	p.MaxConnections = 1
-	d := newSiteDirect(t, dnsSrv, port, newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 	d.Pools = []mailroom.IPPool{testPool}
 
-	release := r.Hold()
+	rcpts := []string{"a@a.test", "b@a.test", "c@a.test", "d@a.test"}
+	release := holdAll(mx, rcpts...)
+	defer release()
 	var dels []*mailroom.Delivery
-	for _, rcpt := range []string{"a@a.test", "b@a.test", "c@a.test", "d@a.test"} {
+	for _, rcpt := range rcpts {
 		dels = append(dels, delivery("a.test", rcpt))
 	}
 	done := deliverMany(d, dels...)
-	pollUntil(t, "two deliveries held", func() bool { return r.Stats().Held == 2 })
+	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == 2 })
 	release()
 	for range dels {
 		want(t, next(t, done)[0], mailroom.Delivered, 250, "2.0.0", "")
 	}
-	st := r.Stats()
-	if st.MaxOpen != 2 || len(st.Sessions) != 2 || st.Sessions[0].Remote == st.Sessions[1].Remote {
-		t.Errorf("receiver saw %d at once, sessions %+v; want one from each address", st.MaxOpen, st.Sessions)
+	st, sessions := mx.Stats(), mx.Sessions()
+	if st.MaxOpen != 2 || len(sessions) != 2 || clientIP(t, sessions[0]) == clientIP(t, sessions[1]) {
+		t.Errorf("receiver saw %d at once, sessions %+v; want one from each address", st.MaxOpen, sessions)
 	}
 }
 
 // A delivery leaves from the pool its IPPool names; an unknown name is the
 // default pool, logged once.
 func TestPoolChosenByName(t *testing.T) {
-	port, rs := startReceivers(t, "127.0.0.2")
+	mx := startAt(t, "127.0.0.2", 0)
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
-	d := newSiteDirect(t, dnsSrv, port, newTestSites(bigmail))
+	// One message a connection, so that each delivery shows its address.
+	p := bigmail
+	p.MaxMessagesPerConnection = 1
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 	d.Pools = []mailroom.IPPool{
 		{Name: "main", Addresses: testPool.Addresses[:1]},
 		{Name: "bulk", Addresses: testPool.Addresses[1:]},
 	}
 	var logged bytes.Buffer
 	d.Log = slog.New(slog.NewTextHandler(&logged, nil))
-	// One message a connection, so that each delivery shows its address.
-	p := bigmail
-	p.MaxMessagesPerConnection = 1
-	d.Sites = newTestSites(p)
 
 	for _, pool := range []string{"bulk", "", "nope", "nope", "main"} {
 		del := delivery("a.test", "x@a.test")
@@ -113,8 +115,8 @@ func TestPoolChosenByName(t *testing.T) {
 		want(t, deliver(t, d, del)[0], mailroom.Delivered, 250, "2.0.0", "")
 	}
 	var got []string
-	for _, s := range rs[0].Stats().Sessions {
-		got = append(got, s.Remote.String())
+	for _, s := range mx.Sessions() {
+		got = append(got, clientIP(t, s).String())
 	}
 	if strings.Join(got, " ") != "127.0.0.11 127.0.0.10 127.0.0.10 127.0.0.10 127.0.0.10" {
 		t.Errorf("sessions from %v", got)

@@ -14,13 +14,14 @@ import (
 func TestPreferMX(t *testing.T) {
 	for _, withSites := range []bool{true, false} {
 		t.Run(map[bool]string{true: "sites", false: "per host"}[withSites], func(t *testing.T) {
-			port, rs := startReceivers(t, "127.0.0.2", "127.0.0.3")
+			mx1 := startAt(t, "127.0.0.2", 0)
+			mx2 := startAt(t, "127.0.0.3", mx1.Port())
 			dnsSrv := dnstest.Start(t)
 			publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 			publishMX(dnsSrv, "a.test", 20, "mx2.bigmail.test", "127.0.0.3")
-			d := newDirect(t, dnsSrv, port)
+			d := newDirect(t, dnsSrv, mx1.Port())
 			if withSites {
-				d.Sites = newTestSites(bigmail)
+				d.Sites = newTracker(nil, bigmail)
 			}
 			send := func(prefer, wantMX string) {
 				t.Helper()
@@ -36,7 +37,7 @@ func TestPreferMX(t *testing.T) {
 			send("MX2.bigmail.test.", "mx2.bigmail.test")
 			// A host that is no longer an MX host of the domain is not.
 			send("mx9.bigmail.test", "mx1.bigmail.test")
-			if a, b := rs[0].Stats().Delivered, rs[1].Stats().Delivered; a != 2 || b != 1 {
+			if a, b := mx1.Stats().Messages, mx2.Stats().Messages; a != 2 || b != 1 {
 				t.Errorf("mx1 delivered %d and mx2 %d, want 2 and 1", a, b)
 			}
 		})

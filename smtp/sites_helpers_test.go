@@ -1,15 +1,13 @@
 package smtp
 
 import (
-	"net"
-	"sync"
-	"sync/atomic"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns/dnstest"
-	"github.com/mailroom/mailroom/poll"
+	"github.com/mailroom/mailroom/smtp/smtptest"
 )
 
 // bigmail is a provider's profile: every host under bigmail.test is one
@@ -61,42 +59,37 @@ func wantSite(t *testing.T, res []mailroom.RecipientResult, site string) {
 	}
 }
 
-// pollUntil waits for cond, failing the test at testTimeout.
-func pollUntil(t *testing.T, what string, cond func() bool) {
+// startAt runs an smtptest server on ip only, on port (a free one when
+// 0): one MX host of a test whose hosts share Direct's one port.
+func startAt(t *testing.T, ip string, port int, opts ...smtptest.Option) *smtptest.Server {
 	t.Helper()
-	poll.Until(t, testTimeout, what, cond)
+	opts = append(opts, smtptest.WithAddresses(ip))
+	if port != 0 {
+		opts = append(opts, smtptest.WithPort(port))
+	}
+	return smtptest.Start(t, opts...)
 }
 
-// silentServer accepts connections on 127.0.0.1 and never speaks; count
-// says how many it accepted.
-func silentServer(t *testing.T) (port int, count func() int) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// holdAll holds every transaction to rcpts until the function returned is
+// called (or the test ends).
+func holdAll(mx *smtptest.Server, rcpts ...string) (release func()) {
+	var releases []func()
+	for _, r := range rcpts {
+		releases = append(releases, mx.Hold(r))
 	}
-	var n atomic.Int64
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
+	return func() {
+		for _, r := range releases {
+			r()
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().(*net.TCPAddr).Port, func() int { return int(n.Load()) }
+	}
+}
+
+// clientIP is the address a session came from.
+func clientIP(t *testing.T, s smtptest.Session) netip.Addr {
+	t.Helper()
+	ap, err := netip.ParseAddrPort(s.Client)
+	if err != nil {
+		t.Fatalf("session client %q: %v", s.Client, err)
+	}
+	return ap.Addr().Unmap()
 }

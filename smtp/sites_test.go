@@ -28,7 +28,7 @@ func TestSiteDomainsShareOneConnectionCap(t *testing.T) {
 		releases = append(releases, release)
 		dels = append(dels, delivery(domain, rcpt))
 	}
-	sites := newTestSites(bigmail)
+	sites := newTracker(nil, bigmail)
 	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
 
 	done := deliverMany(d, dels...)
@@ -69,7 +69,7 @@ func TestSiteSessionCarriesAnyDomainOfTheSite(t *testing.T) {
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 	publishMX(dnsSrv, "b.test", 10, "mx2.bigmail.test", "127.0.0.1")
-	d := newSiteDirect(t, dnsSrv, mx.Port(), newTestSites(bigmail))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, bigmail))
 
 	want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	res := deliver(t, d, delivery("b.test", "y@b.test"))
@@ -99,7 +99,7 @@ func TestSiteMessagesPerConnection(t *testing.T) {
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 	p := bigmail
 	p.MaxMessagesPerConnection = 2
-	d := newSiteDirect(t, dnsSrv, mx.Port(), newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 
 	for i := range 5 {
 		res := deliver(t, d, delivery("a.test", fmt.Sprintf("r%d@a.test", i)))
@@ -117,7 +117,7 @@ func TestSiteLoweredCapClosesIdleSessions(t *testing.T) {
 	mx := smtptest.Start(t)
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
-	sites := newTestSites(bigmail)
+	sites := newTracker(nil, bigmail)
 	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
 
 	release := mx.Hold("held@a.test")
@@ -130,7 +130,11 @@ func TestSiteLoweredCapClosesIdleSessions(t *testing.T) {
 		t.Fatalf("stats %+v, want both sessions kept", st)
 	}
 
-	sites.setLimit(bigmailKey, 1)
+	// The operator lowers the site's connections (--delivery-policy,
+	// SIGHUP).
+	lowered := bigmail
+	lowered.MaxConnections = 1
+	sites.SetPolicy(mailroom.DeliveryPolicy{Default: mailroom.DefaultSiteProfile, Sites: []mailroom.SiteProfile{lowered}})
 	want(t, deliver(t, d, delivery("a.test", "b@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Open == 1 })
 }

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,31 +16,30 @@ import (
 // K from it, and once it has said so never has more than K open.
 func TestSiteLearnsConnectionCapFrom421(t *testing.T) {
 	const k = 2
-	port, rs := startReceivers(t, "127.0.0.2")
-	r := rs[0]
-	r.Limit(k)
+	mx := startAt(t, "127.0.0.2", 0, smtptest.WithMaxConnections(k))
 	dnsSrv := dnstest.Start(t)
 	dnsSrv.SetA("mx.bigmail.test", "127.0.0.2")
 	var dels []*mailroom.Delivery
+	var rcpts []string
 	for i := range 12 {
 		domain := fmt.Sprintf("d%d.test", i)
 		dnsSrv.SetMX(domain, 10, "mx.bigmail.test")
 		dels = append(dels, delivery(domain, "a@"+domain))
+		rcpts = append(rcpts, "a@"+domain)
 	}
 	p := bigmail
 	p.MaxConnections = 6
-	sites := newTestSites(p)
-	retry := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	sites.readyAt = retry
-	d := newSiteDirect(t, dnsSrv, port, sites)
+	// A rate that halving leaves fast, so that the test need not wait
+	// for places.
+	p.MaxRate = 6000
+	sites := newTracker(nil, p)
+	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
+	start := time.Now()
 
-	release := r.Hold()
+	release := holdAll(mx, rcpts...)
+	defer release()
 	done := deliverMany(d, dels[:6]...)
-	poll := func(what string, cond func(receiverStats) bool) {
-		t.Helper()
-		pollUntil(t, what, func() bool { return cond(r.Stats()) })
-	}
-	poll("two held and one refused", func(s receiverStats) bool { return s.Held == k && s.Refused >= 1 })
+	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == k && s.Refused >= 1 })
 	release()
 	throttled := 0
 	for range 6 {
@@ -49,17 +49,14 @@ func TestSiteLearnsConnectionCapFrom421(t *testing.T) {
 			continue
 		}
 		throttled++
-		want(t, res[0], mailroom.Deferred, 421, "4.7.0", "Too many concurrent SMTP connections")
-		if res[0].Reason != mailroom.DeferThrottled || !res[0].RetryAt.Equal(retry) || res[0].MX != "mx.bigmail.test" {
+		want(t, res[0], mailroom.Deferred, 421, "4.7.0", "Too many concurrent connections")
+		if res[0].Reason != mailroom.DeferThrottled || res[0].RetryAt.Before(start) || res[0].MX != "mx.bigmail.test" {
 			t.Errorf("throttled result %+v, want reason throttled, due at the site's next place", res[0])
 		}
 	}
-	if throttled == 0 {
-		t.Fatal("no delivery was refused")
-	}
 	events := sites.eventsOf(mailroom.SiteThrottledOnConnect)
-	if len(events) != throttled {
-		t.Fatalf("%d throttles told, want %d", len(events), throttled)
+	if throttled == 0 || len(events) != throttled {
+		t.Fatalf("%d deliveries refused, %d throttles told; want at least one, each told", throttled, len(events))
 	}
 	if e := events[0]; e.Code != 421 || e.Enhanced != "4.7.0" || !strings.Contains(e.Text, "Too many") || e.MX != "mx.bigmail.test" {
 		t.Errorf("event %+v, want the 421 as the receiver said it", e)
@@ -69,29 +66,42 @@ func TestSiteLearnsConnectionCapFrom421(t *testing.T) {
 	}
 
 	// Now that it has said so, the sender keeps within K.
-	r.ResetMax()
-	release = r.Hold()
+	mx.ResetPeaks()
+	refused := mx.Stats().Refused
+	release = holdAll(mx, rcpts...)
+	defer release()
 	done = deliverMany(d, dels[6:]...)
-	poll("deliveries held", func(s receiverStats) bool { return s.Held == sites.MaxConnections(bigmailKey) })
+	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Held == sites.MaxConnections(bigmailKey) })
 	release()
 	for range 6 {
 		want(t, next(t, done)[0], mailroom.Delivered, 250, "2.0.0", "")
 	}
-	if st := r.Stats(); st.MaxOpen > k || st.Refused != 0 {
-		t.Errorf("receiver saw %d connections at once and refused %d, want at most %d and none", st.MaxOpen, st.Refused, k)
+	if st := mx.Stats(); st.MaxAttempted > k || st.Refused != refused {
+		t.Errorf("receiver saw %d connections tried at once and refused %d more, want at most %d and none",
+			st.MaxAttempted, st.Refused-refused, k)
 	}
 }
 
 // A throttle on connecting ends the attempt: the next MX host of the site
 // would say the same, and is not tried.
 func TestSiteThrottleOnConnectTriesNoOtherHost(t *testing.T) {
-	port, rs := startReceivers(t, "127.0.0.2", "127.0.0.3")
-	rs[0].Limit(-1)
+	mx1 := startAt(t, "127.0.0.2", 0, smtptest.WithMaxConnections(1))
+	mx2 := startAt(t, "127.0.0.3", mx1.Port())
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
 	publishMX(dnsSrv, "a.test", 20, "mx2.bigmail.test", "127.0.0.3")
-	sites := newTestSites(bigmail)
-	d := newSiteDirect(t, dnsSrv, port, sites)
+	sites := newTracker(nil, bigmail)
+	d := newSiteDirect(t, dnsSrv, mx1.Port(), sites)
+	source := testPool.Addresses[0]
+	d.Pools = []mailroom.IPPool{{Name: "one", Addresses: []mailroom.SourceAddress{source}}}
+	// Another client on the same address takes mx1's one connection.
+	other := net.Dialer{LocalAddr: &net.TCPAddr{IP: source.IP.AsSlice()}}
+	blocker, err := other.Dial("tcp", mx1.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close()
+	mx1.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Open == 1 })
 
 	res := deliver(t, d, delivery("a.test", "x@a.test", "y@a.test"))
 	for _, r := range res {
@@ -100,14 +110,15 @@ func TestSiteThrottleOnConnectTriesNoOtherHost(t *testing.T) {
 			t.Errorf("%+v, want throttled by mx1.bigmail.test with a time to retry", r)
 		}
 	}
-	if st := rs[1].Stats(); st.Connections != 0 {
+	if st := mx2.Stats(); st.Connections != 0 {
 		t.Errorf("mx2 saw %d connections, want none", st.Connections)
 	}
 	// Without sites, a refusing host is passed over as before.
-	d = newDirect(t, dnsSrv, port)
+	d = newDirect(t, dnsSrv, mx1.Port())
+	d.Pools = []mailroom.IPPool{{Name: "one", Addresses: []mailroom.SourceAddress{source}}}
 	want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "")
-	if st := rs[1].Stats(); st.Delivered != 1 {
-		t.Errorf("mx2 delivered %d, want the message", st.Delivered)
+	if st := mx2.Stats(); st.Messages != 1 {
+		t.Errorf("mx2 took %d messages, want the one", st.Messages)
 	}
 }
 
@@ -119,16 +130,22 @@ func TestSiteThrottleAtRcptClosesConnection(t *testing.T) {
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 	mx.ReplyOnce("x@a.test", 450, "4.7.28", "Our system has detected an unusual rate of unsolicited mail")
-	sites := newTestSites(bigmail)
-	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	sites.readyAt = now.Add(2 * time.Minute)
+	clock := newTestClock()
+	now := clock.Now()
+	sites := newTracker(clock.Now, bigmail)
 	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
-	d.Now = func() time.Time { return now }
+	d.Now = clock.Now
 
 	res := deliver(t, d, delivery("a.test", "x@a.test", "y@a.test"))
 	want(t, res[0], mailroom.Deferred, 450, "4.7.28", "unusual rate")
-	if res[0].Reason != mailroom.DeferThrottled || !res[0].RetryAt.Equal(sites.readyAt) {
-		t.Errorf("%+v, want throttled until the site's next place", res[0])
+	// The recipient is due at the site's next free place (now, when it
+	// has one now), not on the retry schedule.
+	place := sites.ReadyAt("bigmail", now)
+	if place.IsZero() {
+		place = now
+	}
+	if res[0].Reason != mailroom.DeferThrottled || !res[0].RetryAt.Equal(place) {
+		t.Errorf("%+v, want throttled until the site's next place, %v", res[0], place)
 	}
 	want(t, res[1], mailroom.Delivered, 250, "2.0.0", "queued as")
 	if res[1].Reason != "" || !res[1].RetryAt.IsZero() {
@@ -174,7 +191,7 @@ func TestSiteThrottleRule(t *testing.T) {
 			dnsSrv := dnstest.Start(t)
 			publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 			mx.ReplyOnce("x@a.test", tc.code, tc.enhanced, tc.text)
-			sites := newTestSites(bigmail)
+			sites := newTracker(nil, bigmail)
 			d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
 			del := delivery("a.test", "x@a.test")
 			del.FirstAttempt = tc.first
@@ -201,20 +218,17 @@ func btoi(b bool) int {
 
 // The profile's connect timeout bounds the greeting too.
 func TestSiteConnectTimeoutBoundsGreeting(t *testing.T) {
-	port, mute := silentServer(t)
+	mx := smtptest.Start(t, smtptest.WithDead())
 	dnsSrv := dnstest.Start(t)
 	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
 	p := bigmail
 	p.ConnectTimeout = 50 * time.Millisecond
-	d := newSiteDirect(t, dnsSrv, port, newTestSites(p))
+	d := newSiteDirect(t, dnsSrv, mx.Port(), newTracker(nil, p))
 	d.CommandTimeout = time.Hour
 
 	res := deliver(t, d, delivery("a.test", "x@a.test"))
 	want(t, res[0], mailroom.Deferred, 0, "4.4.2", "reading the greeting")
 	if !strings.Contains(res[0].Response, "timeout") {
 		t.Errorf("%q, want the greeting timed out", res[0].Response)
-	}
-	if mute() == 0 {
-		t.Error("the silent server saw no connection")
 	}
 }
