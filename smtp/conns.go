@@ -37,9 +37,9 @@ type conns struct {
 
 	mu   sync.Mutex
 	keys map[connKey]*keyConns
-	// open counts the slots held, closing those of idle sessions being
-	// closed to make room, idleN the idle sessions.
-	open, closing, idleN int
+	// open counts the slots held, and closing those of idle sessions
+	// being closed to make room.
+	open, closing int
 	// wake is closed, and replaced, whenever a slot or a session may have
 	// become available.
 	wake   chan struct{}
@@ -165,7 +165,6 @@ func (cs *conns) try(w connRequest) (lease, bool) {
 		}
 		cs.fit(k, kc)
 		if s := kc.takeIdle(w); s != nil {
-			cs.idleN--
 			l := pick(i)
 			l.c = s.c
 			return l, true
@@ -260,7 +259,7 @@ func (cs *conns) trim(k connKey) {
 // closing until the connection is closed. The caller holds cs.mu.
 func (cs *conns) evict(s *idleSession) {
 	kc := cs.keys[s.key]
-	cs.removeIdle(kc, s)
+	kc.removeIdle(s)
 	s.timer.Stop()
 	if sl := s.c.slot; sl != nil {
 		sl.closing = true
@@ -281,16 +280,15 @@ func (cs *conns) oldestIdle() *idleSession {
 	return oldest
 }
 
-// removeIdle takes s out of kc's idle sessions, reporting whether it was
-// there. The caller holds cs.mu.
-func (cs *conns) removeIdle(kc *keyConns, s *idleSession) bool {
+// removeIdle takes s out of kc's idle sessions (kc may be nil), reporting
+// whether it was there. The caller holds cs.mu.
+func (kc *keyConns) removeIdle(s *idleSession) bool {
 	if kc == nil {
 		return false
 	}
 	for i, x := range kc.idle {
 		if x == s {
 			kc.idle = append(kc.idle[:i:i], kc.idle[i+1:]...)
-			cs.idleN--
 			return true
 		}
 	}
@@ -312,7 +310,6 @@ func (cs *conns) put(c *client) {
 	s := &idleSession{c: c, key: k, since: time.Now()}
 	s.timer = time.AfterFunc(cs.idle, func() { cs.expire(s) })
 	kc.idle = append(kc.idle, s)
-	cs.idleN++
 	cs.broadcast()
 	cs.mu.Unlock()
 }
@@ -330,7 +327,7 @@ func (cs *conns) giveBack(l lease) {
 // expire closes s if it is still idle.
 func (cs *conns) expire(s *idleSession) {
 	cs.mu.Lock()
-	found := cs.removeIdle(cs.keys[s.key], s)
+	found := cs.keys[s.key].removeIdle(s)
 	cs.mu.Unlock()
 	if found {
 		s.c.quit()
@@ -379,7 +376,6 @@ func (cs *conns) close() {
 		}
 		kc.idle = nil
 	}
-	cs.idleN = 0
 	cs.mu.Unlock()
 
 	var wg sync.WaitGroup

@@ -67,8 +67,8 @@ type Direct struct {
 	Pools []mailroom.IPPool
 	// Now is the clock the site's rate is read by; nil means time.Now.
 	Now func() time.Time
-	// Log receives what an operator should know (an unknown pool); nil
-	// logs nothing.
+	// Log receives what an operator should know (an unknown pool); nil is
+	// slog.Default().
 	Log *slog.Logger
 
 	once         sync.Once

@@ -1,6 +1,8 @@
 package smtp
 
 import (
+	"log/slog"
+
 	"github.com/mailroom/mailroom"
 )
 
@@ -36,10 +38,14 @@ func (d *Direct) sourcePool(name string) mailroom.IPPool {
 // the one that assigned it): its mail leaves from the default pool rather
 // than not at all.
 func (d *Direct) warnUnknownPool(name, fallback string) {
-	if _, seen := d.unknownPools.LoadOrStore(name, true); seen || d.Log == nil {
+	if _, seen := d.unknownPools.LoadOrStore(name, true); seen {
 		return
 	}
-	d.Log.Warn("a sending domain's IP pool is not configured on this node; its mail leaves from the default pool",
+	log := d.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("a sending domain's IP pool is not configured on this node; its mail leaves from the default pool",
 		"pool", name, "default", fallback)
 }
 
