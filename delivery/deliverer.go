@@ -84,7 +84,10 @@ type Deliverer struct {
 	wakeAt    time.Time
 	wakeTimer *time.Timer
 
-	dests destinations
+	// dests counts deliveries in flight per destination; destsOnce gives
+	// it Sites before first use (Run and DeliverDue may both use it).
+	destsOnce sync.Once
+	dests     destinations
 
 	// storageDown is set while the runtime's writes find storage
 	// unavailable, and cleared by the next write that gets through or by
@@ -153,7 +156,6 @@ func (d *Deliverer) Run(ctx context.Context) {
 	defer cutOff()
 	w := &work{d: d, stop: ctx, exchanges: exchanges, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
-	d.dests.sites = d.Sites
 	var sitesChanged <-chan struct{}
 	if d.Sites != nil {
 		sitesChanged = d.Sites.Changed()
@@ -197,7 +199,6 @@ func (d *Deliverer) after(wait time.Duration) <-chan time.Time {
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	w := &work{d: d, stop: ctx, exchanges: ctx, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
-	d.dests.sites = d.Sites
 	n, err := w.claimOnce()
 	w.inFlight.Wait()
 	return n, err
@@ -236,7 +237,7 @@ func (w *work) claimOnce() (int, error) {
 		return 0, nil
 	}
 	now := d.Now().UTC()
-	skip, wake := d.dests.busy(max(1, d.PerDestination), now)
+	skip, wake := d.destinations().busy(max(1, d.PerDestination), now)
 	if !wake.IsZero() {
 		// A throttled or suspended site's mail is not claimed now; the
 		// claim loop wakes when its next place comes.
@@ -260,8 +261,8 @@ func (w *work) claimOnce() (int, error) {
 		w.busy.Add(1)
 		keys := make([]string, len(msg))
 		for i, q := range msg {
-			keys[i] = d.dests.key(q.Domain(), now)
-			d.dests.add(keys[i])
+			keys[i] = d.destinations().key(q.Domain(), now)
+			d.destinations().add(keys[i])
 		}
 		w.inFlight.Go(func() {
 			defer w.release()
@@ -272,11 +273,18 @@ func (w *work) claimOnce() (int, error) {
 	return len(claimed), nil
 }
 
+// destinations is the count of deliveries in flight per destination,
+// following Sites.
+func (d *Deliverer) destinations() *destinations {
+	d.destsOnce.Do(func() { d.dests.sites = d.Sites })
+	return &d.dests
+}
+
 // destinationsDone counts a message's deliveries finished, and wakes the
 // claim loop when that gave a destination room.
 func (w *work) destinationsDone(keys []string) {
 	for _, key := range keys {
-		if w.d.dests.done(key, max(1, w.d.PerDestination)) {
+		if w.d.destinations().done(key, max(1, w.d.PerDestination)) {
 			w.signalFreed()
 		}
 	}

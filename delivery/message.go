@@ -140,7 +140,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 	for _, res := range results {
 		// The transport found the domain's site: claims now count and
 		// skip the domain with it.
-		d.dests.learn(first.Domain(), res.Site, now)
+		d.destinations().learn(first.Domain(), res.Site, now)
 	}
 	attempts := make([]*mailroom.Attempt, 0, len(group))
 	for i, q := range group {
