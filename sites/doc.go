@@ -30,13 +30,16 @@
 //
 //   - halves the key's rate once, never below MinRate. A key with no rate in
 //     force (an unlimited profile, or one whose learned rate was lifted) has
-//     no rate to halve: it halves the rate it was actually sending at
+//     no rate to halve, and an episode of refusals on connecting alone
+//     leaves it so: they say the key has too many connections open, which
+//     the cap they set answers. At its first throttle within a session it
+//     halves the rate it was actually sending at
 //     (transactions started in the last minute, extrapolated over at least
 //     the last ObservedMinSpan when the key is younger than that), never
-//     below FirstRateFloor. The floor is what keeps a burst of 421s on first
-//     contact, when almost nothing has been sent, from leaving the site at a
-//     crawl: the episode's other lesson, the connection cap, is the one that
-//     matters then.
+//     below FirstRateFloor, so that a rate complaint soon after first
+//     contact, when little has been sent, does not leave the site at a
+//     crawl. Three episodes within a minute halve it even so, as they
+//     suspend the key.
 //   - with a throttle on connecting (a 421 greeting or EHLO), lowers the
 //     key's connection limit to the connections open at that moment (at
 //     least 1): the receiver has said its cap. Parallel refusals see

@@ -43,9 +43,16 @@ func (t *Tracker) Observe(key mailroom.SiteKey, e mailroom.SiteEvent) {
 }
 
 // throttled applies a throttling reply at at to k: the first of an
-// episode halves the rate and may suspend the key, and a throttle on
-// connecting caps the connections. It returns the suspension it began.
-// t.mu must be held.
+// episode may suspend the key, an episode halves the rate once, and a
+// throttle on connecting caps the connections. It returns the suspension
+// it began. t.mu must be held.
+//
+// A key with no rate in force has no rate to halve until a throttle within
+// a session says it sends too fast: refusals on connecting alone say that
+// it has too many connections open, which the cap they set answers. Halving
+// the rate it was sent at as well would, after a first contact's burst of
+// 421s (when almost nothing has been sent), leave the site at a crawl that
+// the receiver never asked for.
 func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom.SiteSuspension, bool) {
 	if k.suspended(at) {
 		// It answers what was sent before the suspension.
@@ -55,11 +62,15 @@ func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom
 		k.episode = episode{start: at, connBefore: k.connLimit}
 		k.rateQuiet = later(k.rateQuiet, at)
 		k.winEpisode = true
-		k.halve(at)
 		k.episodes = append(recent(k.episodes, at), at)
 		if len(k.episodes) >= SuspendAfter {
+			k.halve(at)
 			return t.suspend(k, at), true
 		}
+	}
+	if !k.episode.halved && (k.rate > 0 || !onConnect) {
+		k.episode.halved = true
+		k.halve(at)
 	}
 	if onConnect {
 		// RFC 5321 §3.8: a 421 greeting ends the session. The receiver

@@ -117,8 +117,14 @@ func TestFirstContactBurstDoesNotSuspend(t *testing.T) {
 	if s.MaxConnections != 3 {
 		t.Fatalf("connection limit after 421s with 3 open = %d, want 3", s.MaxConnections)
 	}
-	if s.Rate != FirstRateFloor {
-		t.Fatalf("rate after a first contact's burst = %v, want the floor %v", s.Rate, FirstRateFloor)
+	if s.Rate != 0 {
+		t.Fatalf("rate after a first contact's burst of 421s on connecting = %v, want none (0): the receiver capped connections, not the rate", s.Rate)
+	}
+	// A throttle within a session in the same episode says the rate is
+	// too high as well: the rate sent at is halved, not below the floor.
+	throttle(tr, c, unlimited, false)
+	if got := state(t, tr, unlimited).Rate; got != FirstRateFloor {
+		t.Fatalf("rate after a throttle within a session = %v, want the floor %v", got, FirstRateFloor)
 	}
 	if got := tr.Capacity(unlimited.Site); got != 3 {
 		t.Fatalf("Capacity = %d, want 3", got)

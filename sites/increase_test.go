@@ -139,7 +139,8 @@ func TestTimeSuspendedIsNotQuiet(t *testing.T) {
 	tr := newTracker(t, c, Options{Store: store})
 	event(tr, c, unlimited, mailroom.SiteConnected)
 	event(tr, c, unlimited, mailroom.SiteConnected)
-	throttle(tr, c, unlimited, true) // 2 connections, a learned rate
+	throttle(tr, c, unlimited, true)  // 2 connections
+	throttle(tr, c, unlimited, false) // and a learned rate
 	event(tr, c, unlimited, mailroom.SiteDisconnected)
 	event(tr, c, unlimited, mailroom.SiteDisconnected)
 	// Another node suspended the key for an hour.

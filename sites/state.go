@@ -63,6 +63,8 @@ type episode struct {
 	// it (0: none yet).
 	connBefore int
 	connSeen   int
+	// halved says the episode has halved the rate (once at most).
+	halved bool
 }
 
 func newKeyState(key mailroom.SiteKey, now time.Time, connShare int, rateShare float64) *keyState {
