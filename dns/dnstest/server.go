@@ -25,8 +25,12 @@ const maxStringLength = 255
 // Server is an authoritative DNS server on 127.0.0.1. It is safe for
 // concurrent use: tests may change records while queries are answered.
 type Server struct {
-	tb   testing.TB
-	addr string
+	// fatalf reports a record a test cannot have meant: the test's
+	// Fatalf, or a panic outside a test (New), where records are fixed by
+	// the program and a bad one is its bug.
+	fatalf  func(format string, args ...any)
+	addr    string
+	servers []*mdns.Server
 
 	mu    sync.Mutex
 	names map[string]*entry
@@ -39,15 +43,31 @@ type entry struct {
 	a     []net.IP
 	aaaa  []net.IP
 	ptr   []string // host names, fully qualified
-	rcode int  // when not success, every query of the name gets it
-	drop  bool // never answer
+	rcode int      // when not success, every query of the name gets it
+	drop  bool     // never answer
 }
 
 // Start runs a server on a free port of 127.0.0.1, over UDP and TCP, and
 // stops it when the test ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, names: map[string]*entry{}}
+	s, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.fatalf = tb.Fatalf
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// New runs a server as Start does, for a program that is not a test (the
+// load generator's simulated internet, cmd/mailroom-load): the caller
+// stops it with Close. A record that cannot be set (SetA of something
+// other than an IPv4 address) panics, being the program's bug.
+func New() (*Server, error) {
+	s := &Server{names: map[string]*entry{}, fatalf: func(format string, args ...any) {
+		panic(fmt.Sprintf(format, args...))
+	}}
 	handler := mdns.HandlerFunc(s.serve)
 
 	// The UDP port is chosen first; TCP on the same number may be taken by
@@ -58,7 +78,7 @@ func Start(tb testing.TB) *Server {
 		var err error
 		pc, err = net.ListenPacket("udp", "127.0.0.1:0")
 		if err != nil {
-			tb.Fatalf("dnstest: listen udp: %v", err)
+			return nil, fmt.Errorf("dnstest: listen udp: %w", err)
 		}
 		ln, err = net.Listen("tcp", pc.LocalAddr().String())
 		if err == nil {
@@ -66,16 +86,16 @@ func Start(tb testing.TB) *Server {
 		}
 		pc.Close()
 		if attempt == 10 {
-			tb.Fatalf("dnstest: listen tcp: %v", err)
+			return nil, fmt.Errorf("dnstest: listen tcp: %w", err)
 		}
 	}
 	s.addr = pc.LocalAddr().String()
 
-	servers := []*mdns.Server{
+	s.servers = []*mdns.Server{
 		{PacketConn: pc, Handler: handler},
 		{Listener: ln, Handler: handler},
 	}
-	for _, srv := range servers {
+	for i, srv := range s.servers {
 		started := make(chan struct{})
 		srv.NotifyStartedFunc = func() { close(started) }
 		errc := make(chan error, 1)
@@ -83,15 +103,23 @@ func Start(tb testing.TB) *Server {
 		select {
 		case <-started:
 		case err := <-errc:
-			tb.Fatalf("dnstest: serve: %v", err)
+			for _, up := range s.servers[:i] {
+				_ = up.Shutdown()
+			}
+			if i == 0 {
+				ln.Close()
+			}
+			return nil, fmt.Errorf("dnstest: serve: %w", err)
 		}
 	}
-	tb.Cleanup(func() {
-		for _, srv := range servers {
-			_ = srv.Shutdown()
-		}
-	})
-	return s
+	return s, nil
+}
+
+// Close stops the server. Start's servers close when the test ends.
+func (s *Server) Close() {
+	for _, srv := range s.servers {
+		_ = srv.Shutdown()
+	}
 }
 
 // Addr is the host:port of the server, for UDP and TCP alike.
@@ -113,7 +141,7 @@ func (s *Server) SetTXT(name string, values ...string) {
 func (s *Server) SetTXTStrings(name string, parts ...string) {
 	for _, str := range parts {
 		if len(str) > maxStringLength {
-			s.tb.Fatalf("dnstest: a TXT character-string holds at most %d bytes, got %d", maxStringLength, len(str))
+			s.fatalf("dnstest: a TXT character-string holds at most %d bytes, got %d", maxStringLength, len(str))
 		}
 	}
 	record := append([]string(nil), parts...)
@@ -130,7 +158,7 @@ func (s *Server) SetMX(name string, pref uint16, host string) {
 func (s *Server) SetA(name, ip string) {
 	addr := net.ParseIP(ip).To4()
 	if addr == nil {
-		s.tb.Fatalf("dnstest: SetA(%q): %q is not an IPv4 address", name, ip)
+		s.fatalf("dnstest: SetA(%q): %q is not an IPv4 address", name, ip)
 	}
 	s.with(name, func(e *entry) { e.a = append(e.a, addr) })
 }
@@ -139,7 +167,7 @@ func (s *Server) SetA(name, ip string) {
 func (s *Server) SetAAAA(name, ip string) {
 	addr := net.ParseIP(ip)
 	if addr == nil || addr.To4() != nil {
-		s.tb.Fatalf("dnstest: SetAAAA(%q): %q is not an IPv6 address", name, ip)
+		s.fatalf("dnstest: SetAAAA(%q): %q is not an IPv6 address", name, ip)
 	}
 	s.with(name, func(e *entry) { e.aaaa = append(e.aaaa, addr) })
 }
@@ -149,7 +177,7 @@ func (s *Server) SetAAAA(name, ip string) {
 func (s *Server) SetPTR(ip, host string) {
 	rev, err := mdns.ReverseAddr(ip)
 	if err != nil {
-		s.tb.Fatalf("dnstest: SetPTR(%q): %v", ip, err)
+		s.fatalf("dnstest: SetPTR(%q): %v", ip, err)
 	}
 	s.with(rev, func(e *entry) { e.ptr = append(e.ptr, mdns.Fqdn(host)) })
 }

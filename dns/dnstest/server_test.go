@@ -148,3 +148,21 @@ func TestServerPTR(t *testing.T) {
 		t.Errorf("IPv6 PTR answer %v", resp.Answer)
 	}
 }
+
+func TestNewServesUntilClose(t *testing.T) {
+	s, err := dnstest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetA("mx1.site.test", "127.0.0.2")
+	m := new(mdns.Msg)
+	m.SetQuestion("mx1.site.test.", mdns.TypeA)
+	in, err := mdns.Exchange(m, s.Addr())
+	if err != nil || len(in.Answer) != 1 {
+		t.Fatalf("answer %v, %v", in, err)
+	}
+	s.Close()
+	if _, err := mdns.Exchange(m, s.Addr()); err == nil {
+		t.Fatal("answered after Close")
+	}
+}

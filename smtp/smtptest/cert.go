@@ -7,19 +7,18 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
 	"math/big"
 	"net"
-	"testing"
 	"time"
 )
 
 // selfSigned makes a certificate in memory for localhost, 127.0.0.1 and ::1,
 // and a pool that trusts it, for clients that verify.
-func selfSigned(tb testing.TB) (tls.Certificate, *x509.CertPool) {
-	tb.Helper()
+func selfSigned() (tls.Certificate, *x509.CertPool, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		tb.Fatalf("smtptest: key: %v", err)
+		return tls.Certificate{}, nil, fmt.Errorf("smtptest: key: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(time.Now().UnixNano()),
@@ -35,13 +34,13 @@ func selfSigned(tb testing.TB) (tls.Certificate, *x509.CertPool) {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		tb.Fatalf("smtptest: certificate: %v", err)
+		return tls.Certificate{}, nil, fmt.Errorf("smtptest: certificate: %w", err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		tb.Fatalf("smtptest: certificate: %v", err)
+		return tls.Certificate{}, nil, fmt.Errorf("smtptest: certificate: %w", err)
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, roots, nil
 }

@@ -17,8 +17,10 @@ type Received struct {
 	Data []byte
 	// TLS tells whether the transaction ran under TLS.
 	TLS bool
-	// Helo is the name the client gave in EHLO or HELO.
-	Helo string
+	// Helo is the name the client gave in EHLO or HELO, and Client the
+	// address it connected from (host:port).
+	Helo   string
+	Client string
 }
 
 // Messages is a copy of what was received so far, in order.

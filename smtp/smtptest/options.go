@@ -1,5 +1,7 @@
 package smtptest
 
+import "time"
+
 // Option changes how a Server is started.
 type Option func(*config)
 
@@ -11,6 +13,20 @@ type config struct {
 	user, pass  string
 	maxBytes    int64
 	noPipeline  bool
+
+	hosts  []string
+	port   int
+	domain string
+
+	maxConns      int
+	rateN         int
+	ratePer       time.Duration
+	greylist      bool
+	greylistDelay time.Duration
+	latencyMin    time.Duration
+	latencyMax    time.Duration
+	dead          bool
+	now           func() time.Time
 }
 
 // WithSTARTTLS offers STARTTLS (RFC 3207) with a self-signed certificate
@@ -51,3 +67,58 @@ func WithMaxMessageBytes(n int64) Option { return func(c *config) { c.maxBytes =
 // that a client must wait for each reply, as with older servers. It works
 // on connections in clear only: under TLS the server offers it again.
 func WithoutPipelining() Option { return func(c *config) { c.noPipeline = true } }
+
+// WithAddresses listens on each of these addresses (loopback addresses
+// such as 127.0.0.2: Linux routes all of 127.0.0.0/8 to lo) instead of
+// 127.0.0.1, all on one port: one receiving site with several MX hosts,
+// whose limits, script and counters they share.
+func WithAddresses(ips ...string) Option {
+	return func(c *config) { c.hosts = append([]string(nil), ips...) }
+}
+
+// WithPort listens on port on every address. Without it the first address
+// gets a free port and the others the same one, since a sender's
+// --smtp-port dials one port on every MX host.
+func WithPort(port int) Option { return func(c *config) { c.port = port } }
+
+// WithDomain is the name the server greets with (Domain by default).
+func WithDomain(name string) Option { return func(c *config) { c.domain = name } }
+
+// WithMaxConnections caps the connections one client address may have
+// open: one more is greeted with `421 4.7.0 Too many concurrent
+// connections` and closed (RFC 5321 §3.8), as the big providers do.
+// Stats.Refused counts them.
+func WithMaxConnections(k int) Option { return func(c *config) { c.maxConns = k } }
+
+// WithMaxRate caps the transactions one client address may begin in any
+// window of length per (a sliding window): MAIL beyond n is answered
+// `450 4.7.28` with Google's "unusual rate" text. Stats.Throttled counts
+// them.
+func WithMaxRate(n int, per time.Duration) Option {
+	return func(c *config) { c.rateN, c.ratePer = n, per }
+}
+
+// WithGreylisting answers the first RCPT of each client address, sender
+// and recipient triplet `451 4.7.1 Greylisted, try again later`, and the
+// same triplet again until delay has passed since it was first seen, as
+// Postgrey does (RFC 6647 §2.1). Stats.Greylisted counts the replies.
+func WithGreylisting(delay time.Duration) Option {
+	return func(c *config) { c.greylist, c.greylistDelay = true, delay }
+}
+
+// WithLatency makes every transaction wait a random time between min and
+// max (uniform) once its data is read, before the final reply: a receiver
+// that scans mail, as real ones do, so that each transaction costs time.
+// It adds to SlowData's wait.
+func WithLatency(min, max time.Duration) Option {
+	return func(c *config) { c.latencyMin, c.latencyMax = min, max }
+}
+
+// WithDead accepts connections but never greets or answers: a receiver
+// whose SMTP process hangs. The client's own timeouts are all that end
+// the connection (or Close). Stats counts them in Connections and Open.
+func WithDead() Option { return func(c *config) { c.dead = true } }
+
+// WithClock gives the server the time for its greylisting and rate
+// windows, so that a test can move it on instead of waiting.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }

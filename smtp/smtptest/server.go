@@ -10,9 +10,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -24,16 +26,18 @@ import (
 // Domain is the name the server greets with.
 const Domain = "mx.smtptest"
 
-// Server is an SMTP server on 127.0.0.1. It is safe for concurrent use:
+// Server is an SMTP server on 127.0.0.1, or on the addresses WithAddresses
+// names. It is safe for concurrent use:
 // tests may script it while clients talk to it.
 type Server struct {
-	tb    testing.TB
 	cfg   config
 	srv   *gosmtp.Server
-	addr  string
+	addrs []string
 	roots *x509.CertPool
-	// done is closed when the test ends, releasing every Hold.
-	done chan struct{}
+	// done is closed when the server closes (the test ends), releasing
+	// every Hold.
+	done      chan struct{}
+	closeOnce sync.Once
 
 	mu    sync.Mutex
 	msgs  []Received
@@ -46,31 +50,63 @@ type Server struct {
 	slowFor map[string]time.Duration
 	stats   Stats
 	queued  int
+
+	// clients are each client address's open connections and recent
+	// transactions, for WithMaxConnections and WithMaxRate.
+	clients map[string]*client
+	// greylist is when each triplet was first seen (WithGreylisting).
+	greylist map[triplet]time.Time
+	sessions []*Session
 }
 
-// Start runs a server on a free port of 127.0.0.1 and stops it when the test
-// ends.
+// Start runs a server on a free port of 127.0.0.1 (or as the options say)
+// and stops it when the test ends.
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// New runs a server as Start does, for a program that is not a test (the
+// load generator's simulated receivers, cmd/mailroom-load): the caller
+// stops it with Close.
+func New(opts ...Option) (*Server, error) {
 	s := &Server{
-		tb:    tb,
-		done:  make(chan struct{}),
-		rcpt:  map[string]*rcptScript{},
-		holds: map[string]chan struct{}{},
+		done:     make(chan struct{}),
+		rcpt:     map[string]*rcptScript{},
+		holds:    map[string]chan struct{}{},
+		clients:  map[string]*client{},
+		greylist: map[triplet]time.Time{},
 	}
 	for _, o := range opts {
 		o(&s.cfg)
 	}
+	if s.cfg.now == nil {
+		s.cfg.now = time.Now
+	}
+	if len(s.cfg.hosts) == 0 {
+		s.cfg.hosts = []string{"127.0.0.1"}
+	}
+	if s.cfg.domain == "" {
+		s.cfg.domain = Domain
+	}
 
 	srv := gosmtp.NewServer(backend{s})
-	srv.Domain = Domain
+	srv.Domain = s.cfg.domain
 	srv.ReadTimeout = time.Minute
 	srv.WriteTimeout = time.Minute
 	srv.MaxMessageBytes = s.cfg.maxBytes
 	srv.ErrorLog = log.New(io.Discard, "", 0)
 	var tlsConfig *tls.Config
 	if s.cfg.startTLS || s.cfg.implicitTLS {
-		cert, roots := selfSigned(tb)
+		cert, roots, err := selfSigned()
+		if err != nil {
+			return nil, err
+		}
 		s.roots = roots
 		tlsConfig = &tls.Config{
 			Certificates:       []tls.Certificate{cert},
@@ -85,29 +121,72 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	srv.AllowInsecureAuth = tlsConfig == nil
 	s.srv = srv
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	lns, err := listen(s.cfg.hosts, s.cfg.port)
 	if err != nil {
-		tb.Fatalf("smtptest: listen: %v", err)
+		return nil, err
 	}
-	s.addr = ln.Addr().String()
-	var l net.Listener = countingListener{Listener: ln, s: s}
-	if s.cfg.implicitTLS {
-		l = tls.NewListener(l, tlsConfig)
+	for _, ln := range lns {
+		s.addrs = append(s.addrs, ln.Addr().String())
+		var l net.Listener = countingListener{Listener: ln, s: s}
+		if s.cfg.implicitTLS {
+			l = tls.NewListener(l, tlsConfig)
+		}
+		go func() { _ = srv.Serve(l) }()
 	}
-	go func() { _ = srv.Serve(l) }()
-	tb.Cleanup(func() {
-		close(s.done)
-		_ = srv.Close()
-	})
-	return s
+	return s, nil
 }
 
-// Addr is the server's host:port.
-func (s *Server) Addr() string { return s.addr }
+// listen opens port on every host. With port 0 the first host chooses a
+// free port; another process may hold that port on another host, so then
+// a few ports are tried.
+func listen(hosts []string, port int) ([]net.Listener, error) {
+	for attempt := 0; ; attempt++ {
+		var lns []net.Listener
+		p := port
+		var err error
+		for _, h := range hosts {
+			var ln net.Listener
+			ln, err = net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(p)))
+			if err != nil {
+				break
+			}
+			lns = append(lns, ln)
+			_, ps, _ := net.SplitHostPort(ln.Addr().String())
+			p, _ = strconv.Atoi(ps)
+		}
+		if err == nil {
+			return lns, nil
+		}
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+		if port != 0 || attempt == 10 {
+			return nil, fmt.Errorf("smtptest: listen: %w", err)
+		}
+	}
+}
 
-// Port is the server's port, for clients that take the host from DNS.
+// Close stops the server: its listeners, every connection, and every Hold.
+// Start's servers close when the test ends.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
+	err := s.srv.Close()
+	if errors.Is(err, gosmtp.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Addr is the server's host:port (the first, with WithAddresses).
+func (s *Server) Addr() string { return s.addrs[0] }
+
+// Addrs are the host:port of every address the server listens on.
+func (s *Server) Addrs() []string { return slices.Clone(s.addrs) }
+
+// Port is the server's port, the same on every address, for clients that
+// take the host from DNS.
 func (s *Server) Port() int {
-	_, p, _ := net.SplitHostPort(s.addr)
+	_, p, _ := net.SplitHostPort(s.addrs[0])
 	n, _ := strconv.Atoi(p)
 	return n
 }

@@ -14,8 +14,14 @@ import (
 // backend makes a session per client greeting.
 type backend struct{ s *Server }
 
+// NewSession is called at the client's first EHLO or HELO, its name
+// known.
 func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
-	return &session{s: b.s, conn: c}, nil
+	rec := &Session{Client: c.Conn().RemoteAddr().String(), Helo: c.Hostname()}
+	b.s.mu.Lock()
+	b.s.sessions = append(b.s.sessions, rec)
+	b.s.mu.Unlock()
+	return &session{s: b.s, conn: c, ip: clientIP(c.Conn().RemoteAddr()), rec: rec}, nil
 }
 
 // session is one client's state: the transaction under way and whether it
@@ -23,6 +29,8 @@ func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 type session struct {
 	s      *Server
 	conn   *gosmtp.Conn
+	ip     string
+	rec    *Session
 	authed bool
 	from   string
 	rcpts  []string
@@ -58,17 +66,21 @@ func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
 	if x.s.cfg.user != "" && !x.authed {
 		return errAuthRequired
 	}
-	x.from = from
+	x.from = ""
 	x.rcpts = nil
-	x.s.mu.Lock()
-	x.s.stats.Transactions++
-	x.s.mu.Unlock()
+	if err := x.s.beginTransaction(x.ip); err != nil {
+		return err
+	}
+	x.from = from
 	return nil
 }
 
 func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	if r := x.s.rcptReply(to); r != nil && r.code/100 != 2 {
 		return r.smtpError()
+	}
+	if err := x.s.greylisted(x.ip, x.from, to); err != nil {
+		return err
 	}
 	x.rcpts = append(x.rcpts, to)
 	return nil
@@ -95,7 +107,7 @@ func (x *session) Data(r io.Reader) error {
 	}
 	x.hold()
 	s.mu.Lock()
-	slow := s.dataDelay(x.rcpts)
+	slow := s.dataDelay(x.rcpts) + s.latency()
 	s.mu.Unlock()
 	if slow > 0 {
 		select {
@@ -116,8 +128,11 @@ func (x *session) Data(r io.Reader) error {
 		Data:     data,
 		TLS:      tls,
 		Helo:     x.conn.Hostname(),
+		Client:   x.rec.Client,
 	})
 	s.queued++
+	s.stats.Messages++
+	x.rec.Messages++
 	if s.data != nil {
 		return s.data.smtpError()
 	}
