@@ -142,20 +142,21 @@ var propertyEnums = map[string][]string{
 		api.CodeInsufficientScope, api.CodeDomainNotVerified, api.CodeNotFound, api.CodeMethodNotAllowed, api.CodeIdempotencyKeyReused,
 		api.CodeAlreadyExists, api.CodeInvalidState, api.CodePayloadTooLarge, api.CodeUnsupportedMediaType, api.CodeRateLimited,
 		api.CodeServiceUnavailable, api.CodeInternal},
-	"ApiKey.status":        strs([]api.KeyStatus{api.KeyActive, api.KeyRevoked}),
-	"Message.status":       strs(api.MessageStatuses()),
-	"Message.category":     strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
-	"SendRequest.category": strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
-	"Recipient.status":     strs(api.RecipientStatuses()),
+	"ApiKey.status":         strs([]api.KeyStatus{api.KeyActive, api.KeyRevoked}),
+	"Message.status":        strs(api.MessageStatuses()),
+	"Message.category":      strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
+	"SendRequest.category":  strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
+	"Recipient.status":      strs(api.RecipientStatuses()),
+	"SendResult.status":     strs([]api.SendStatus{api.SendQueued, api.SendScheduled, api.SendDuplicate}),
+	"Domain.status":         strs([]api.DomainStatus{api.DomainPending, api.DomainVerified, api.DomainFailed, api.DomainTemporaryFailure}),
+	"DnsRecord.purpose":     strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC}),
+	"DnsRecord.status":      strs([]api.RecordStatus{api.RecordPending, api.RecordVerified, api.RecordFailed}),
+	"Suppression.reason":    strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
+	"WebhookAttempt.status": strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
+	"Event.type":            strs(api.EventTypes()[:9]),
+
 	// and null ("" here), for a recipient never deferred
 	"Recipient.lastDeferralReason": append(strs(api.DeferralReasons()), ""),
-	"SendResult.status":            strs([]api.SendStatus{api.SendQueued, api.SendScheduled, api.SendDuplicate}),
-	"Domain.status":                strs([]api.DomainStatus{api.DomainPending, api.DomainVerified, api.DomainFailed, api.DomainTemporaryFailure}),
-	"DnsRecord.purpose":            strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC}),
-	"DnsRecord.status":             strs([]api.RecordStatus{api.RecordPending, api.RecordVerified, api.RecordFailed}),
-	"Suppression.reason":           strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
-	"WebhookAttempt.status":        strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
-	"Event.type":                   strs(api.EventTypes()[:9]),
 }
 
 // requestBodies maps the operations whose JSON body is not a component
