@@ -33,6 +33,7 @@ type internetFlags struct {
 	bin, dataDir, databaseURL string
 	providerShare, greyShare  float64
 	providerCap, providerRate int
+	providerWindow            time.Duration
 	greylistDelay             time.Duration
 }
 
@@ -44,6 +45,7 @@ func (f *internetFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.greyShare, "greylist-share", 0.05, "-internet: the share of messages to the greylister's 10 domains (the rest go to 200 small domains)")
 	fs.IntVar(&f.providerCap, "provider-connections", 5, "-internet: the provider's cap on connections from one address (421 beyond)")
 	fs.IntVar(&f.providerRate, "provider-rate", 1200, "-internet: the provider's cap on messages a minute from one address (450 4.7.28 beyond)")
+	fs.DurationVar(&f.providerWindow, "provider-rate-window", 10*time.Second, "-internet: the window the provider counts -provider-rate over (a minute's rate of 1,200 over 10 s is 200 in any 10 s)")
 	fs.DurationVar(&f.greylistDelay, "greylist-delay", 2*time.Second, "-internet: how long the greylister refuses a new triplet (keep --greylist-retry above it)")
 }
 
@@ -62,7 +64,7 @@ func runInternet(f internetFlags, n, c int, wait time.Duration, serveFlags []str
 		fail("-provider-share and -greylist-share must be shares of 1")
 	}
 	spec := internet.Standard()
-	spec.ProviderMaxConnections, spec.ProviderMaxRate = f.providerCap, f.providerRate
+	spec.ProviderMaxConnections, spec.ProviderMaxRate, spec.ProviderRateWindow = f.providerCap, f.providerRate, f.providerWindow
 	spec.GreylistDelay = f.greylistDelay
 	// The slow and dead sites are for the end-to-end tests: mail to them
 	// is never all delivered, which is what this run waits for.
