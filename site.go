@@ -49,10 +49,13 @@ var DefaultSiteProfile = SiteProfile{
 var BuiltInSiteProfiles = []SiteProfile{
 	{Name: "google", MX: []string{"*.google.com", "*.googlemail.com"},
 		MaxConnections: 5, MaxMessagesPerConnection: 50, ConnectTimeout: 30 * time.Second},
-	// Outlook.com and Hotmail, and every Microsoft 365 tenant's
-	// <tenant>.mail.protection.outlook.com.
-	{Name: "microsoft", MX: []string{"*.outlook.com", "*.hotmail.com", "*.olc.protection.outlook.com", "*.mail.protection.outlook.com"},
-		MaxConnections: 10, MaxMessagesPerConnection: 100, ConnectTimeout: 30 * time.Second},
+	// Outlook.com and Hotmail, every Microsoft 365 tenant's
+	// <tenant>.mail.protection.outlook.com, and Exchange Online's DANE
+	// hosts <tenant>.<x>.mx.microsoft. Large senders give the consumer
+	// and the Microsoft 365 edge 5 connections each, 50 messages a
+	// connection; one site here, so 10.
+	{Name: "microsoft", MX: []string{"*.outlook.com", "*.hotmail.com", "*.olc.protection.outlook.com", "*.mail.protection.outlook.com", "*.mx.microsoft"},
+		MaxConnections: 10, MaxMessagesPerConnection: 50, ConnectTimeout: 30 * time.Second},
 	{Name: "yahoo", MX: []string{"*.yahoodns.net", "*.yahoo.com", "*.aol.com"},
 		MaxConnections: 5, MaxMessagesPerConnection: 20, ConnectTimeout: 30 * time.Second},
 	{Name: "apple", MX: []string{"*.mail.icloud.com", "*.me.com", "*.mac.com"},

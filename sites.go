@@ -105,7 +105,9 @@ type SiteSuspension struct {
 
 // SiteSuspensionStore keeps site suspensions for all nodes.
 type SiteSuspensionStore interface {
-	// SuspendSite records s, replacing an earlier suspension of its key.
+	// SuspendSite records s, replacing an earlier suspension of its key,
+	// unless that one ends later: two nodes suspending one key at once
+	// leave the longer suspension, whichever writes last.
 	SuspendSite(ctx context.Context, s SiteSuspension) error
 	// SiteSuspensions lists the suspensions that end after since: those in
 	// force, and with since an hour back, the recent ones whose Level the

@@ -21,6 +21,7 @@ type Store interface {
 	TemplateStore
 	WebhookStore
 	ReportStore
+	SiteSuspensionStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error
@@ -75,6 +76,11 @@ type DomainStore interface {
 	// ListDomains lists an account's domains newest first.
 	ListDomains(ctx context.Context, accountID string, page Page) ([]*Domain, string, error)
 	DeleteDomain(ctx context.Context, accountID, name string) error
+	// SetDomainIPPool sets the pool of source addresses an account's
+	// domain sends from ("" the default pool) and returns the domain; an
+	// unknown domain is ECodeNotFound. Callers validate the name with
+	// ValidIPPoolName first (package domain's SetIPPool).
+	SetDomainIPPool(ctx context.Context, accountID, name, pool string) (*Domain, error)
 	// SaveDomainCheck stores the outcome of a check (records, status and
 	// times of d) and releases its lease; when event is not nil it is
 	// written in the same transaction. A domain deleted meanwhile is

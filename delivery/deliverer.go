@@ -48,10 +48,16 @@ type Deliverer struct {
 	Batch       int
 	MaxMessages int
 	// PerDestination is the most deliveries in flight to one recipient
-	// domain: past it, claims skip that domain, so that other destinations
-	// keep flowing while one receiver is slow. The transport's own caps
-	// per MX host pace the sessions themselves.
+	// domain whose site is not known yet: past it, claims skip that
+	// domain, so that other destinations keep flowing while one receiver
+	// is slow. The transport's own caps pace the sessions themselves.
 	PerDestination int
+	// Sites, when set (direct delivery), is the sites' state the
+	// transport keeps: claims count deliveries in flight per site, skip
+	// the domains of a site that has its fill (its Capacity), is throttled
+	// to a later place or is suspended, and wake when it has room again
+	// (docs/api.md "How mail leaves").
+	Sites mailroom.Sites
 	// Poll is how often an idle Deliverer looks for due work that another
 	// node queued or whose retry time came.
 	Poll time.Duration
@@ -65,6 +71,9 @@ type Deliverer struct {
 	// Observe, when set, is told of every recipient's attempt: its outcome
 	// and how long the SMTP exchange took (for metrics).
 	Observe func(outcome mailroom.Outcome, exchange time.Duration)
+	// ObserveDeferral, when set, is told of every deferral's reason (for
+	// metrics).
+	ObserveDeferral func(reason mailroom.DeferralReason)
 
 	// wake is closed (and replaced) to wake the idle claim loop: a
 	// broadcast that a Wake during a claim cannot be lost to.
@@ -144,6 +153,11 @@ func (d *Deliverer) Run(ctx context.Context) {
 	defer cutOff()
 	w := &work{d: d, stop: ctx, exchanges: exchanges, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
+	d.dests.sites = d.Sites
+	var sitesChanged <-chan struct{}
+	if d.Sites != nil {
+		sitesChanged = d.Sites.Changed()
+	}
 	for ctx.Err() == nil {
 		woken := d.wakeChan() // taken before the claim: a Wake during it is not missed
 		n, err := w.claimOnce()
@@ -158,6 +172,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 		case <-woken:
 			w.futile = nil // new mail: worth looking past busy domains at once
 		case <-w.freed: // a slot or a destination came free
+		case <-sitesChanged: // a site has room again
+			w.futile = nil
 		case <-d.after(d.Poll):
 		}
 	}
@@ -181,6 +197,7 @@ func (d *Deliverer) after(wait time.Duration) <-chan time.Time {
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	w := &work{d: d, stop: ctx, exchanges: ctx, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
+	d.dests.sites = d.Sites
 	n, err := w.claimOnce()
 	w.inFlight.Wait()
 	return n, err
@@ -218,12 +235,18 @@ func (w *work) claimOnce() (int, error) {
 	if free < w.lowWater() || d.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
-	skip := d.dests.busy(max(1, d.PerDestination))
+	now := d.Now().UTC()
+	skip, wake := d.dests.busy(max(1, d.PerDestination), now)
+	if !wake.IsZero() {
+		// A throttled or suspended site's mail is not claimed now; the
+		// claim loop wakes when its next place comes.
+		d.WakeAt(wake)
+	}
 	if len(skip) > 0 && slices.Equal(skip, w.futile) && time.Now().Before(w.futileUntil) {
 		return 0, nil
 	}
 	claimed, err := d.Store.ClaimDueRecipients(w.stop, mailroom.Claim{
-		Node: d.Node, Now: d.Now().UTC(), Lease: d.Lease, Limit: min(free, max(1, d.Batch)),
+		Node: d.Node, Now: now, Lease: d.Lease, Limit: min(free, max(1, d.Batch)),
 		SkipDomains: skip,
 	})
 	if err != nil || len(claimed) == 0 {
@@ -235,15 +258,28 @@ func (w *work) claimOnce() (int, error) {
 	w.futile = nil
 	for _, msg := range byMessage(claimed) {
 		w.busy.Add(1)
-		for _, q := range msg {
-			d.dests.add(q.Domain())
+		keys := make([]string, len(msg))
+		for i, q := range msg {
+			keys[i] = d.dests.key(q.Domain(), now)
+			d.dests.add(keys[i])
 		}
 		w.inFlight.Go(func() {
 			defer w.release()
+			defer w.destinationsDone(keys)
 			w.deliverMessage(msg)
 		})
 	}
 	return len(claimed), nil
+}
+
+// destinationsDone counts a message's deliveries finished, and wakes the
+// claim loop when that gave a destination room.
+func (w *work) destinationsDone(keys []string) {
+	for _, key := range keys {
+		if w.d.dests.done(key, max(1, w.d.PerDestination)) {
+			w.signalFreed()
+		}
+	}
 }
 
 // lowWater is how many message slots must be free before the node claims

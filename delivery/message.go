@@ -17,22 +17,15 @@ import (
 // exchanges it interrupted.
 func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 	d := w.d
-	defer func() {
-		for _, q := range msg {
-			if d.dests.done(q.Domain(), max(1, d.PerDestination)) {
-				w.signalFreed()
-			}
-		}
-	}()
 	if !w.mayStart() {
-		w.handBack(msg)
+		w.handBack(msg, nil)
 		return
 	}
 	signed, err := d.Signer.Signed(w.exchanges, msg[0].Message)
 	if err != nil && !w.mayStart() {
 		// Storage went away while the message was prepared: nothing was
 		// sent, and this node may not send now.
-		w.handBack(msg)
+		w.handBack(msg, nil)
 		return
 	}
 	if err != nil {
@@ -49,7 +42,7 @@ func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 			wg.Go(func() { w.deliverCopies(group, signed) })
 			continue
 		}
-		wg.Go(func() { w.deliverGroup(group, signed.Raw, signed.ReturnPath, w.exchangeDeadline()) })
+		wg.Go(func() { w.deliverGroup(group, signed.Raw, signed, w.exchangeDeadline()) })
 	}
 	wg.Wait()
 }
@@ -68,7 +61,7 @@ func (w *work) deliverCopies(group []*mailroom.QueuedRecipient, signed *mailroom
 	deadline := w.exchangeDeadline()
 	for i, q := range group {
 		if !w.mayStart() || !time.Now().Before(deadline) {
-			w.handBack(group[i:])
+			w.handBack(group[i:], nil)
 			return
 		}
 		data, err := signed.Copy(q.Address)
@@ -76,7 +69,7 @@ func (w *work) deliverCopies(group []*mailroom.QueuedRecipient, signed *mailroom
 			w.record(q.MessageID, w.d.unsendable([]*mailroom.QueuedRecipient{q}, err))
 			continue
 		}
-		w.deliverGroup([]*mailroom.QueuedRecipient{q}, data, signed.ReturnPath, deadline)
+		w.deliverGroup([]*mailroom.QueuedRecipient{q}, data, signed, deadline)
 	}
 }
 
@@ -88,23 +81,34 @@ func (w *work) mayStart() bool {
 	return w.stop.Err() == nil && !w.d.storageDown.Load() && (w.d.Healthy == nil || w.d.Healthy())
 }
 
-// deliverGroup sends one message to its recipients at one domain, in one
-// transaction that ends by deadline, and records the outcome.
-func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, returnPath string, deadline time.Time) {
+// deliverGroup sends raw, signed's bytes for group, to its recipients at
+// one domain, in one transaction that ends by deadline, and records the
+// outcome.
+func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signed *mailroom.Signed, deadline time.Time) {
 	d := w.d
 	if !w.mayStart() {
-		w.handBack(group)
+		w.handBack(group, nil)
 		return
 	}
 	first := group[0]
-	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw, MayStart: w.mayStart}
+	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw, MayStart: w.mayStart,
+		IPPool: signed.IPPool, FirstAttempt: true}
+	greylisted := true
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)
+		delivery.FirstAttempt = delivery.FirstAttempt && q.Attempts == 0
+		greylisted = greylisted && q.LastDeferralReason == mailroom.DeferGreylisted && q.MX == first.MX
+	}
+	if greylisted {
+		// Greylisters remember the triplet per host (RFC 6647 §2.1): the
+		// retry goes where the first attempt was refused.
+		delivery.PreferMX = first.MX
 	}
 	// The token covers this transaction's recipients (one, or one
 	// domain's) and no other: a report to it cannot touch a recipient at
-	// another domain.
-	delivery.MailFrom = d.ReturnPaths.EnvelopeSender(first.MessageID, returnPath, delivery.Recipients)
+	// another domain. The same recipients get the same envelope sender on
+	// every attempt, as greylisting needs.
+	delivery.MailFrom = d.ReturnPaths.EnvelopeSender(first.MessageID, signed.ReturnPath, delivery.Recipients)
 
 	ctx, cancel := context.WithDeadline(w.exchanges, deadline)
 	start := time.Now()
@@ -112,15 +116,21 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 	exchange := time.Since(start)
 	cancel()
 	// The node began to drain, or lost its storage, while the delivery
-	// waited for a connection: what was not sent is handed back.
+	// waited for a connection, or the site's next place is too far off to
+	// wait for holding a message slot: what was not sent is handed back,
+	// due at once or at that place.
 	var notAttempted []*mailroom.QueuedRecipient
+	var dueAt *time.Time
 	for i, q := range group {
 		if i < len(results) && results[i].Outcome == mailroom.NotAttempted {
 			notAttempted = append(notAttempted, q)
+			if at := results[i].RetryAt; !at.IsZero() {
+				dueAt = &at
+			}
 		}
 	}
 	if len(notAttempted) > 0 {
-		w.handBack(notAttempted)
+		w.handBack(notAttempted, dueAt)
 		if len(notAttempted) == len(group) {
 			return
 		}
@@ -141,6 +151,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, retur
 			d.Observe(res.Outcome, exchange)
 		}
 	}
+	d.observeDeferrals(attempts)
 	w.record(first.MessageID, attempts)
 }
 
@@ -157,10 +168,11 @@ func (w *work) record(messageID string, attempts []*mailroom.Attempt) {
 	}
 }
 
-// handBack releases recipients whose exchange never started, due at once.
-func (w *work) handBack(group []*mailroom.QueuedRecipient) {
+// handBack releases recipients whose exchange never started, due at dueAt,
+// or at once when it is nil.
+func (w *work) handBack(group []*mailroom.QueuedRecipient, dueAt *time.Time) {
 	err := w.persist(func(ctx context.Context) error {
-		return w.d.Store.ReleaseClaims(ctx, group[0].ClaimToken, group, nil)
+		return w.d.Store.ReleaseClaims(ctx, group[0].ClaimToken, group, dueAt)
 	})
 	if err != nil {
 		w.d.Log.Warn("could not hand back claimed recipients; they return when this node's claims are released",
@@ -183,6 +195,18 @@ func (w *work) persist(write func(ctx context.Context) error) error {
 	})
 }
 
+// observeDeferrals tells ObserveDeferral of each deferral among attempts.
+func (d *Deliverer) observeDeferrals(attempts []*mailroom.Attempt) {
+	if d.ObserveDeferral == nil {
+		return
+	}
+	for _, a := range attempts {
+		if a.Recipient.Status == mailroom.RecipientDeferred {
+			d.ObserveDeferral(a.Recipient.LastDeferralReason)
+		}
+	}
+}
+
 // unsendable is the outcome for recipients whose message could not be
 // prepared: its sending domain was removed before the first attempt
 // (permanent), or storage failed (temporary).
@@ -198,6 +222,7 @@ func (d *Deliverer) unsendable(group []*mailroom.QueuedRecipient, err error) []*
 		res.Recipient = q.Address
 		out[i] = mailroom.NewAttempt(q, res, now, d.Retry, jitter())
 	}
+	d.observeDeferrals(out)
 	return out
 }
 

@@ -27,6 +27,8 @@ type Signer struct {
 	// of marketing mail. Set it before the Signer is used, or later with
 	// SetUnsubscribe.
 	Unsubscribe mailroom.UnsubscribeLinker
+	// Now is the clock of the domain cache; nil is time.Now.
+	Now func() time.Time
 
 	// domains caches sending domains briefly: every message of a domain
 	// needs its key and return path, and re-reading the row (with its
@@ -43,8 +45,10 @@ type cachedDomain struct {
 }
 
 // domainCacheTTL bounds how long a worker signs with a domain row it read:
-// a removed domain stops being used within it.
-const domainCacheTTL = 30 * time.Second
+// a removed domain stops being used within it, and a pool assigned with
+// `mailroom domains update --ip-pool` is applied within it (docs/api.md
+// "How mail leaves": within 10 s).
+const domainCacheTTL = 10 * time.Second
 
 // Signed returns the message ready to be sent: its stored bytes, composed,
 // signed and stored first if they are not stored yet, and its return-path
@@ -52,7 +56,9 @@ const domainCacheTTL = 30 * time.Second
 // its domain was removed is still sent (and shown) as it was signed. A
 // domain removed before the first attempt is ECodeNotFound, and so is
 // each copy of marketing mail whose domain was removed since: its copies
-// can no longer be signed.
+// can no longer be signed. The message leaves from its domain's pool of
+// source addresses, or, once the domain is removed, from the default
+// pool.
 func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mailroom.Signed, error) {
 	m, raw, err := s.Store.MessageForDelivery(ctx, sum.ID)
 	if err != nil {
@@ -78,7 +84,7 @@ func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mai
 			return nil, err
 		}
 	}
-	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain}
+	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain, IPPool: domain.IPPool}
 	if !mailroom.IsSigned(raw) {
 		if out.Copy, err = s.copies(sum, raw, domain); err != nil {
 			return nil, err
@@ -143,6 +149,9 @@ func (s *Signer) key(domain *mailroom.Domain) (mailroom.DKIMKey, error) {
 func (s *Signer) sendingDomain(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
 	key := accountID + "/" + name
 	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	s.mu.Lock()
 	c, ok := s.domains[key]
 	s.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,9 @@ type client struct {
 	host string
 	// addr is the ip:port dialled, for error messages.
 	addr string
+	// ehlo is the name the session gives in EHLO (RFC 5321 §4.1.1.1):
+	// its source address's own, or the hostname.
+	ehlo string
 	// raw is the TCP connection; conn is raw or the TLS connection over it.
 	raw  net.Conn
 	conn net.Conn
@@ -40,9 +44,20 @@ type client struct {
 	// §4.1.1.1); empty after HELO.
 	ext map[string]string
 	tls bool
+	// transactions counts the transactions begun on the session, for a
+	// site's messages per connection.
+	transactions int
 
 	commandTimeout time.Duration
 	dataTimeout    time.Duration
+
+	// slot is the connection's place under the caps, given back when it
+	// is closed (see conns).
+	slot *slot
+	// onClose, when set, is called once the connection is closed: the
+	// site is told (mailroom.SiteDisconnected).
+	onClose   func()
+	closeOnce sync.Once
 }
 
 func newClient(raw net.Conn, host, addr string, commandTimeout, dataTimeout time.Duration) *client {
@@ -149,11 +164,17 @@ func (c *client) readLine() (string, error) {
 }
 
 // quit ends the session politely (RFC 5321 §4.1.1.10) when the server is
-// still listening, and in any case closes the connection.
+// still listening, and in any case closes the connection. After the 221 it
+// waits, briefly, for the server to close its end, as RFC 5321
+// §4.1.1.10 has it do: the connection's slot is given back only then, so
+// that a receiver counting its clients' connections never sees one more
+// than the sender's cap.
 func (c *client) quit() {
 	c.deadline(quitTimeout)
 	if c.write("QUIT") == nil && c.w.Flush() == nil {
-		_, _ = c.read()
+		if _, err := c.read(); err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(c.r, maxReplyLine))
+		}
 	}
 	c.close()
 }
@@ -161,4 +182,24 @@ func (c *client) quit() {
 // quitTimeout bounds the goodbye: nothing depends on the answer.
 const quitTimeout = 5 * time.Second
 
-func (c *client) close() { _ = c.conn.Close() }
+// close closes the connection, gives its slot back and tells whoever
+// asked (onClose), once.
+func (c *client) close() {
+	_ = c.conn.Close()
+	c.closeOnce.Do(func() {
+		if c.slot != nil {
+			c.slot.release()
+		}
+		if c.onClose != nil {
+			c.onClose()
+		}
+	})
+}
+
+// detachSlot takes the slot from a connection about to be closed, for a
+// new connection in its place.
+func (c *client) detachSlot() *slot {
+	s := c.slot
+	c.slot = nil
+	return s
+}

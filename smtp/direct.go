@@ -3,8 +3,11 @@ package smtp
 import (
 	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
+	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -40,13 +43,37 @@ type Direct struct {
 	CommandTimeout time.Duration
 	DataTimeout    time.Duration
 	IdleTimeout    time.Duration
-	// MaxConnsPerHost and MaxConns cap the sessions in use per MX host and
-	// overall; zero means DefaultMaxConnsPerHost and DefaultMaxConns.
+	// MaxConnsPerHost and MaxConns cap the connections open (in use and
+	// idle) per MX host and overall; zero means DefaultMaxConnsPerHost and
+	// DefaultMaxConns. With Sites, a site's limits replace the per-host
+	// cap.
 	MaxConnsPerHost int
 	MaxConns        int
 
-	once sync.Once
-	eng  *engine
+	// Sites, when set, groups deliveries by the destination's site
+	// (docs/api.md "How mail leaves"): connections are capped and kept per
+	// site and source address, so that a session to any MX host of a site
+	// carries mail for any of its domains; each transaction takes a place
+	// in the site's rate; the site's profile sets the connect timeout and
+	// the messages a connection carries; and throttling replies are told
+	// to it, close their connection and wait for the site's next place.
+	// Nil keeps the per-host caps of MaxConnsPerHost, and no throttles.
+	Sites mailroom.Sites
+	// Pools are the pools of source addresses (--ip-pool); the first is
+	// the default, for a delivery whose IPPool is empty or unknown. A
+	// pool's connections rotate among its addresses, each saying EHLO
+	// with the address's own name (Hostname when it has none). Empty: the
+	// system picks the address, and EHLO says Hostname.
+	Pools []mailroom.IPPool
+	// Now is the clock the site's rate is read by; nil means time.Now.
+	Now func() time.Time
+	// Log receives what an operator should know (an unknown pool); nil
+	// logs nothing.
+	Log *slog.Logger
+
+	once         sync.Once
+	eng          *engine
+	unknownPools sync.Map
 }
 
 var _ mailroom.Transport = (*Direct)(nil)
@@ -88,6 +115,7 @@ func (d *Direct) engine() *engine {
 			idleTimeout:    d.IdleTimeout,
 			maxPerHost:     d.MaxConnsPerHost,
 			maxTotal:       d.MaxConns,
+			sites:          d.Sites,
 			tlsConfig:      cfg,
 			plainFallback:  true,
 		})
@@ -95,11 +123,12 @@ func (d *Direct) engine() *engine {
 	return d.eng
 }
 
-// Deliver sends del to its domain's MX hosts, in order of preference,
-// moving to the next host when one cannot be reached or will not start a
-// session (RFC 5321 §5.1), and returns one result per recipient in order.
-// Once a host has answered the transaction, its replies are final for this
-// attempt.
+// Deliver sends del to its domain's MX hosts, in order of preference
+// (del.PreferMX first when it is still one of them), moving to the next
+// host when one cannot be reached or will not start a session (RFC 5321
+// §5.1), and returns one result per recipient in order. Once a host has
+// answered the transaction, its replies are final for this attempt. With
+// Sites, the delivery goes to its site (see toSite).
 func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom.RecipientResult {
 	if len(del.Recipients) == 0 {
 		return nil
@@ -113,16 +142,28 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 	rt, why, ok := findRoute(ctx, resolver, domain)
 	if !ok {
 		// No host was involved: MX stays empty.
-		return results(del.Recipients, "", why)
+		res := results(del.Recipients, "", why)
+		if d.Sites != nil {
+			if site, ok := d.Sites.SiteOf(domain); ok {
+				setSite(res, site)
+			}
+		}
+		return res
 	}
 	port := strconv.Itoa(positive.Or(d.Port, DefaultPort))
+	addrs := func(ctx context.Context, host string, src netip.Addr) ([]string, status) {
+		return hostAddrs(ctx, resolver, host, port, rt.addrs[host], src)
+	}
+	hosts := preferFirst(rt.hosts, hostName(del.PreferMX))
+	pool := d.sourcePool(del.IPPool)
+	if d.Sites != nil {
+		return d.toSite(ctx, eng, del, domain, rt.hosts, hosts, pool, addrs)
+	}
 	last := domain
-	for _, host := range rt.hosts {
+	for _, host := range hosts {
 		last = host
-		addrs := func(ctx context.Context) ([]string, status) {
-			return hostAddrs(ctx, resolver, host, port, rt.addrs[host])
-		}
-		res, failure, ok := eng.attempt(ctx, host, addrs, del)
+		keys, group := poolKeys(host, pool)
+		res, failure, ok := eng.attempt(ctx, host, connRequest{keys: keys, group: group}, pool.Addresses, addrs, del)
 		if ok {
 			return res
 		}
@@ -134,10 +175,24 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 	return results(del.Recipients, last, why)
 }
 
-// hostAddrs gives the addresses to dial for host, looking them up unless
-// they are known. A host without addresses is passed over, as it would be
-// if it did not answer.
-func hostAddrs(ctx context.Context, r *dns.Resolver, host, port string, known []net.IPAddr) ([]string, status) {
+// preferFirst puts prefer first among hosts when it is one of them: a
+// greylisted recipient goes back to the host that greylisted it, since
+// greylisters remember the triplet per host (RFC 6647 §2.1).
+func preferFirst(hosts []string, prefer string) []string {
+	i := slices.Index(hosts, prefer)
+	if prefer == "" || i <= 0 {
+		return hosts
+	}
+	out := make([]string, 0, len(hosts))
+	out = append(out, prefer)
+	out = append(out, hosts[:i]...)
+	return append(out, hosts[i+1:]...)
+}
+
+// hostAddrs gives the addresses to dial for host from src, looking them up
+// unless they are known. A host without addresses is passed over, as it
+// would be if it did not answer.
+func hostAddrs(ctx context.Context, r *dns.Resolver, host, port string, known []net.IPAddr, src netip.Addr) ([]string, status) {
 	ips := known
 	if ips == nil {
 		var err error
@@ -145,6 +200,14 @@ func hostAddrs(ctx context.Context, r *dns.Resolver, host, port string, known []
 		if err != nil {
 			return nil, deferred(enhDNS, "looking up the addresses of MX host %s: %v", host, err)
 		}
+	}
+	ips = sameFamily(src, ips)
+	if len(ips) == 0 && src.IsValid() {
+		family := "IPv4"
+		if src.Is6() {
+			family = "IPv6"
+		}
+		return nil, deferred(enhNoAnswer, "MX host %s has no %s address to reach from %s", host, family, src)
 	}
 	out := make([]string, 0, len(ips))
 	for _, ip := range ips {

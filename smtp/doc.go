@@ -8,7 +8,12 @@
 //     connections kept for the next message to the same host, and a cap on
 //     connections per host and overall so that one slow receiver never
 //     stalls the others. Each result says whether its session was
-//     unencrypted.
+//     unencrypted. With mailroom.Sites it delivers per site (docs/api.md
+//     "How mail leaves"): connections capped and shared by every domain of
+//     a provider, a place in the site's rate before each transaction,
+//     throttling replies told to the site and waited out; with IP pools,
+//     connections rotate among source addresses, each with its EHLO name
+//     (conns.go keeps the caps, site.go and siterate.go the site's rules).
 //   - Relay hands every message to one smarthost, with AUTH and TLS.
 //   - Capture sends nothing (the --dev default).
 //

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -52,6 +53,9 @@ type engineConfig struct {
 	idleTimeout    time.Duration
 	maxPerHost     int
 	maxTotal       int
+	// sites, when set, caps connections per site and source address
+	// (mailroom.Sites.MaxConnections) instead of maxPerHost per key.
+	sites mailroom.Sites
 
 	// tlsConfig is cloned for each session, with ServerName set to the
 	// host when it has none.
@@ -70,11 +74,10 @@ type engineConfig struct {
 	auth func() sasl.Client
 }
 
-// engine runs deliveries over pooled sessions within the connection limits.
+// engine runs deliveries over pooled sessions within the connection caps.
 type engine struct {
-	cfg    engineConfig
-	limits *limits
-	pool   *pool
+	cfg   engineConfig
+	conns *conns
 	// tlsFailures is nil unless cfg.plainFallback.
 	tlsFailures *tlsMemory
 }
@@ -90,97 +93,135 @@ func newEngine(cfg engineConfig) *engine {
 	cfg.idleTimeout = positive.Or(cfg.idleTimeout, DefaultIdleTimeout)
 	cfg.maxPerHost = positive.Or(cfg.maxPerHost, DefaultMaxConnsPerHost)
 	cfg.maxTotal = positive.Or(cfg.maxTotal, DefaultMaxConns)
-	e := &engine{
-		cfg:    cfg,
-		limits: newLimits(cfg.maxPerHost, cfg.maxTotal),
-		pool:   newPool(cfg.maxPerHost, cfg.idleTimeout),
+	capOf := func(connKey) int { return cfg.maxPerHost }
+	if sites := cfg.sites; sites != nil {
+		capOf = func(k connKey) int { return max(1, sites.MaxConnections(k)) }
 	}
+	e := &engine{cfg: cfg, conns: newConns(cfg.maxTotal, cfg.idleTimeout, capOf, cfg.sites != nil)}
 	if cfg.plainFallback {
 		e.tlsFailures = newTLSMemory(tlsFailureMemory, maxTLSFailures)
 	}
 	return e
 }
 
+// addrFunc gives the addresses (ip:port) to dial for an MX host from a
+// source address (the system's choice when not valid), or why there are
+// none.
+type addrFunc func(ctx context.Context, host string, src netip.Addr) ([]string, status)
+
+// dialSpec is how a delivery's new connections are made.
+type dialSpec struct {
+	source mailroom.SourceAddress
+	// ehlo is the name given in EHLO: the source address's own, or the
+	// hostname.
+	ehlo         string
+	dialTimeout  time.Duration
+	greetTimeout time.Duration
+	// sites, when set, is told when the connection is greeted and closed
+	// (under key), and throttled tells the replies that throttle.
+	sites     mailroom.Sites
+	key       connKey
+	throttled throttleRule
+	now       func() time.Time
+}
+
+// spec is the dialSpec from src without a site: the engine's timeouts.
+func (e *engine) spec(src mailroom.SourceAddress) dialSpec {
+	return dialSpec{source: src, ehlo: cmp.Or(src.EHLOName, e.cfg.hostname),
+		dialTimeout: e.cfg.dialTimeout, greetTimeout: e.cfg.commandTimeout}
+}
+
 // attempt delivers d through host, on a pooled session or a new one to the
-// first of addrs that answers. When no session could be had, it returns
-// ok false and why, so that the caller may try the next MX host.
-func (e *engine) attempt(ctx context.Context, host string, addrs func(context.Context) ([]string, status), d *mailroom.Delivery) (res []mailroom.RecipientResult, why status, ok bool) {
-	release, err := e.limits.acquire(ctx, host)
+// first of host's addresses that answers, from one of sources (w.keys
+// are theirs). When no session could be had, it returns ok false and why,
+// so that the caller may try the next MX host.
+func (e *engine) attempt(ctx context.Context, host string, w connRequest, sources []mailroom.SourceAddress, addrs addrFunc, d *mailroom.Delivery) (res []mailroom.RecipientResult, why status, ok bool) {
+	l, err := e.conns.acquire(ctx, w)
 	if err != nil {
 		if d.MayNotStart() {
 			return d.NotAttempted(), status{}, true
 		}
 		return nil, deferred(enhCongestion, "no connection to %s could be had before the deadline: %v", host, err), false
 	}
-	defer release()
 	// Waiting for the slot may have taken long: ask again whether this
 	// node may still send, right before anything goes on the wire.
 	if d.MayNotStart() {
+		e.conns.giveBack(l)
 		return d.NotAttempted(), status{}, true
 	}
-
-	c := e.reuse(ctx, host)
+	c, _, why := e.session(ctx, &l, []string{host}, addrs, e.spec(sources[l.index]))
 	if c == nil {
-		list, why := addrs(ctx)
-		if len(list) == 0 {
-			return nil, why, false
-		}
-		// Idle sessions to other hosts give way to this new one, so that
-		// all the open connections stay within the overall cap.
-		e.pool.trim(e.cfg.maxTotal - e.limits.active())
-		for _, addr := range list {
-			if c, why = e.open(ctx, host, addr); c != nil {
-				break
-			}
-			if ctx.Err() != nil {
-				break
-			}
-		}
-		if c == nil {
-			return nil, why, false
-		}
+		return nil, why, false
 	}
-	res, reusable := e.use(ctx, c, d)
+	res, reusable, _ := e.use(ctx, c, d, nil)
 	if reusable {
-		e.pool.put(host, c)
+		e.conns.put(c)
 	} else {
 		c.close()
 	}
 	return res, status{}, true
 }
 
-// reuse takes an idle session to host from the pool, checking with NOOP
-// (RFC 5321 §4.1.1.9) that the server still listens: servers close idle
-// sessions, and a message must not be deferred for that.
-func (e *engine) reuse(ctx context.Context, host string) *client {
-	for ctx.Err() == nil {
-		c := e.pool.get(host)
-		if c == nil {
-			return nil
-		}
+// session readies a session for a delivery that holds l: l's idle session
+// when the server still answers NOOP (RFC 5321 §4.1.1.9: servers close
+// idle sessions, and a message must not be deferred for that), else a new
+// connection to the first address of hosts, in order, that greets. A
+// throttle on connecting (why.Reason) ends the search: other hosts of the
+// site would say the same. Without a session, l's slot is given back.
+// last is the host tried last.
+func (e *engine) session(ctx context.Context, l *lease, hosts []string, addrs addrFunc, spec dialSpec) (c *client, last string, why status) {
+	if c := l.c; c != nil {
+		l.c = nil
 		stop := context.AfterFunc(ctx, func() { _ = c.raw.Close() })
 		r, err := c.cmd("NOOP")
 		if stop() && err == nil && r.Code == 250 {
-			return c
+			return c, c.host, status{}
 		}
+		// Its slot is this delivery's for a new connection.
+		l.s = c.detachSlot()
 		c.close()
 	}
-	return nil
+	defer func() {
+		if c == nil && l.s != nil {
+			l.s.release()
+			l.s = nil
+		}
+	}()
+	for _, host := range hosts {
+		last = host
+		list, notFound := addrs(ctx, host, spec.source.IP)
+		if len(list) == 0 {
+			why = notFound
+		}
+		for _, addr := range list {
+			if c, why = e.open(ctx, host, addr, spec); c != nil {
+				c.slot, l.s = l.s, nil
+				return c, host, status{}
+			}
+			if why.Reason == mailroom.DeferThrottled || ctx.Err() != nil {
+				return nil, host, why
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, last, why
 }
 
 // use runs one transaction on c. A context that ends mid-way closes the
 // connection, which ends the transaction with a network error: deferred.
-func (e *engine) use(ctx context.Context, c *client, d *mailroom.Delivery) ([]mailroom.RecipientResult, bool) {
+func (e *engine) use(ctx context.Context, c *client, d *mailroom.Delivery, throttled throttleRule) ([]mailroom.RecipientResult, bool, *status) {
 	stop := context.AfterFunc(ctx, func() { _ = c.raw.Close() })
-	res, reusable := c.send(d)
+	res, reusable, throttle := c.send(d, throttled)
 	if !stop() {
 		reusable = false
 	}
-	return res, reusable
+	return res, reusable, throttle
 }
 
 // close ends every idle session.
 func (e *engine) close() error {
-	e.pool.close()
+	e.conns.close()
 	return nil
 }

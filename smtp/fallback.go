@@ -1,6 +1,10 @@
 package smtp
 
-import "context"
+import (
+	"context"
+
+	"github.com/mailroom/mailroom"
+)
 
 // open makes a session with addr for mail to host (see connect).
 //
@@ -14,14 +18,17 @@ import "context"
 // The failure is remembered for a while (tlsMemory), so that the
 // next sessions to that server go in clear at once instead of paying a
 // failing handshake and a second connection each time.
-func (e *engine) open(ctx context.Context, host, addr string) (*client, status) {
+//
+// A receiver that throttles (why.Reason) is not dialled again: it said to
+// slow down, not that its TLS failed.
+func (e *engine) open(ctx context.Context, host, addr string, spec dialSpec) (*client, status) {
 	fallback := e.tlsFailures != nil
 	plain := fallback && e.tlsFailures.failed(addr)
-	c, why, tlsFailed := e.connect(ctx, host, addr, plain)
-	if c != nil || !tlsFailed || !fallback || ctx.Err() != nil {
+	c, why, tlsFailed := e.connect(ctx, host, addr, plain, spec)
+	if c != nil || !tlsFailed || !fallback || ctx.Err() != nil || why.Reason == mailroom.DeferThrottled {
 		return c, why
 	}
 	e.tlsFailures.remember(addr)
-	c, why, _ = e.connect(ctx, host, addr, true)
+	c, why, _ = e.connect(ctx, host, addr, true, spec)
 	return c, why
 }

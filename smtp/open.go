@@ -10,24 +10,29 @@ import (
 // EHLO, TLS, AUTH, without trying STARTTLS when plain. Any failure is
 // returned as a deferral: it concerns this host and this session, not the
 // recipients, so the next MX host may do better and a later attempt may
-// too. tlsFailed reports that the session failed because the server's TLS
-// did (see open).
-func (e *engine) connect(ctx context.Context, host, addr string, plain bool) (c *client, why status, tlsFailed bool) {
-	dctx, cancel := context.WithTimeout(ctx, e.cfg.dialTimeout)
-	raw, err := e.cfg.dialer.DialContext(dctx, "tcp", addr)
+// too; a throttle (spec.throttled) is marked as such (why.Reason), once the
+// connection is closed. tlsFailed reports that the session failed because
+// the server's TLS did (see open).
+func (e *engine) connect(ctx context.Context, host, addr string, plain bool, spec dialSpec) (c *client, why status, tlsFailed bool) {
+	dctx, cancel := context.WithTimeout(ctx, spec.dialTimeout)
+	raw, err := e.dial(dctx, spec.source.IP, addr)
 	cancel()
 	if err != nil {
-		return nil, deferred(enhNoAnswer, "connecting to %s [%s]: %v", host, addr, err), false
+		return nil, deferred(enhNoAnswer, "connecting to %s [%s]%s: %v", host, addr, fromSource(spec.source.IP), err), false
 	}
 	c = newClient(raw, host, addr, e.cfg.commandTimeout, e.cfg.dataTimeout)
+	c.ehlo = spec.ehlo
 	stop := context.AfterFunc(ctx, func() { _ = raw.Close() })
-	why, tlsFailed, ok := e.handshake(ctx, c, plain)
+	why, tlsFailed, ok := e.handshake(ctx, c, plain, spec)
 	if !stop() && ok {
 		ok = false
 		why = deferred(enhBadConnection, "session with %s [%s]: %v", host, addr, ctx.Err())
 	}
 	if !ok {
 		c.close()
+		if spec.throttled.mark(&why) {
+			tlsFailed = false
+		}
 		return nil, why, tlsFailed
 	}
 	return c, status{}, false
@@ -35,7 +40,7 @@ func (e *engine) connect(ctx context.Context, host, addr string, plain bool) (c 
 
 // handshake takes a new connection from TCP to ready-for-MAIL, using
 // STARTTLS when the server offers it unless plain.
-func (e *engine) handshake(ctx context.Context, c *client, plain bool) (why status, tlsFailed, ok bool) {
+func (e *engine) handshake(ctx context.Context, c *client, plain bool, spec dialSpec) (why status, tlsFailed, ok bool) {
 	if e.cfg.implicitTLS {
 		// Only a relay speaks implicit TLS, and it never falls back.
 		if why, ok := e.startTLS(ctx, c); !ok {
@@ -43,7 +48,7 @@ func (e *engine) handshake(ctx context.Context, c *client, plain bool) (why stat
 		}
 	}
 	// RFC 5321 §3.1: the server speaks first.
-	c.deadline(c.commandTimeout)
+	c.deadline(spec.greetTimeout)
 	greeting, err := c.read()
 	if err != nil {
 		return c.broken("reading the greeting", err), false, false
@@ -53,7 +58,10 @@ func (e *engine) handshake(ctx context.Context, c *client, plain bool) (why stat
 		// (RFC 5321 §3.1); another host, or later, may.
 		return greeting.status().asDeferred(), false, false
 	}
-	if why, ok := c.hello(e.cfg.hostname); !ok {
+	if spec.sites != nil {
+		spec.tellConnected(c)
+	}
+	if why, ok := c.hello(c.ehlo); !ok {
 		return why, false, false
 	}
 
@@ -107,7 +115,7 @@ func (e *engine) startTLSCommand(ctx context.Context, c *client) (why status, tl
 		return why, true, false
 	}
 	// RFC 3207 §4.2: forget what was said before TLS and greet again.
-	if why, ok := c.hello(e.cfg.hostname); !ok {
+	if why, ok := c.hello(c.ehlo); !ok {
 		// A connection that breaks here (no reply, so no code) is TLS
 		// failing too: under TLS 1.3 the client's handshake ends before
 		// the server has checked it, and the server's alert arrives with

@@ -3,6 +3,7 @@ package smtp
 import (
 	"context"
 	"crypto/tls"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
@@ -101,8 +102,9 @@ func (r *Relay) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom.
 	}
 	host := r.Config.Host
 	addr := r.Config.Addr()
-	addrs := func(context.Context) ([]string, status) { return []string{addr}, status{} }
-	res, why, ok := r.engine().attempt(ctx, host, addrs, del)
+	addrs := func(context.Context, string, netip.Addr) ([]string, status) { return []string{addr}, status{} }
+	w := connRequest{keys: []connKey{{Site: host}}, group: host}
+	res, why, ok := r.engine().attempt(ctx, host, w, []mailroom.SourceAddress{{}}, addrs, del)
 	if !ok {
 		return results(del.Recipients, host, why)
 	}

@@ -98,7 +98,7 @@ func (r reply) String() string {
 // (docs/design.md "How mail is delivered"): 2xx delivered, 5xx bounced, and everything else, 4xx or
 // a code that makes no sense where it came, deferred.
 func (r reply) status() status {
-	st := status{Code: r.Code, Enhanced: r.Enhanced, Response: r.String()}
+	st := status{Code: r.Code, Enhanced: r.Enhanced, Response: r.String(), Text: r.Text}
 	switch r.Code / 100 {
 	case 2:
 		st.Outcome = mailroom.Delivered

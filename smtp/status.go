@@ -13,6 +13,11 @@ type status struct {
 	Code     int
 	Enhanced string
 	Response string
+	// Text is the reply's text alone, for what a site is told.
+	Text string
+	// Reason is set when the deferral's reason is known here
+	// (mailroom.DeferThrottled); empty, the reply classifies it.
+	Reason mailroom.DeferralReason
 }
 
 // Enhanced status codes (RFC 3463 §3) for failures that happen here rather
@@ -73,5 +78,6 @@ func (s status) result(rcpt, mx string) mailroom.RecipientResult {
 		Enhanced:  s.Enhanced,
 		Response:  s.Response,
 		MX:        mx,
+		Reason:    s.Reason,
 	}
 }

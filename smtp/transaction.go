@@ -15,18 +15,24 @@ type transaction struct {
 	res      []mailroom.RecipientResult
 	settled  []bool
 	accepted []int
+	// throttled tells throttling replies (nil: none are), and throttle is
+	// the first one the transaction got.
+	throttled throttleRule
+	throttle  *status
 }
 
 // send runs d as one transaction on c: MAIL, a RCPT per recipient, and DATA
 // once for all the accepted recipients (docs/design.md "How mail is delivered"). It returns a result
 // per recipient in order, and whether the session is clean and may carry
-// another transaction.
-func (c *client) send(d *mailroom.Delivery) ([]mailroom.RecipientResult, bool) {
+// another transaction. A throttling reply (see throttleRule) marks the
+// recipients it concerns, and is returned: the session is then not clean.
+func (c *client) send(d *mailroom.Delivery, throttled throttleRule) ([]mailroom.RecipientResult, bool, *status) {
 	t := &transaction{
-		c:       c,
-		d:       d,
-		res:     make([]mailroom.RecipientResult, len(d.Recipients)),
-		settled: make([]bool, len(d.Recipients)),
+		c:         c,
+		d:         d,
+		res:       make([]mailroom.RecipientResult, len(d.Recipients)),
+		settled:   make([]bool, len(d.Recipients)),
+		throttled: throttled,
 	}
 	for i, rcpt := range d.Recipients {
 		t.res[i] = mailroom.RecipientResult{Recipient: rcpt, MX: c.host}
@@ -37,7 +43,7 @@ func (c *client) send(d *mailroom.Delivery) ([]mailroom.RecipientResult, bool) {
 	for i := range t.res {
 		t.res[i].Unencrypted = !c.tls
 	}
-	return t.res, reusable
+	return t.res, reusable && t.throttle == nil, t.throttle
 }
 
 // run checks the envelope and sends the transaction, pipelined when the
@@ -48,6 +54,7 @@ func (t *transaction) run() bool {
 		// Nothing was sent: the session is as clean as it was.
 		return true
 	}
+	t.c.transactions++
 	if _, ok := t.c.ext["PIPELINING"]; ok {
 		return t.pipelined(env)
 	}
@@ -244,6 +251,9 @@ func (t *transaction) settle(i int, st status) {
 		return
 	}
 	t.settled[i] = true
+	if t.throttled.mark(&st) && t.throttle == nil {
+		t.throttle = &st
+	}
 	t.res[i] = st.result(t.d.Recipients[i], t.c.host)
 }
 

@@ -12,7 +12,11 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at,
+// queuedColumns are what delivery needs of a claimed recipient: besides
+// its message, the MX host, site and deferral reason of its last attempt,
+// which a greylisted recipient's retry goes back to (mailroom.Delivery's
+// PreferMX, FirstAttempt; mailroom.NewAttempt).
+const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at, r.mx, r.site, r.last_deferral_reason,
 	m.account_id, m.from_address, m.subject, m.domain, m.created_at`
 
 // claimable is the condition on recipients r that a claim may take: due,
@@ -136,13 +140,15 @@ func placeholders(first, n int) string {
 
 func (r *accountRefs) scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
-	var kind, status string
+	var kind, status, reason string
+	var mx sql.NullString
 	var queued, created int64
-	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued,
+	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued, &mx, &q.Site, &reason,
 		r.column(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
+	q.MX, q.LastDeferralReason = mx.String, mailroom.DeferralReason(reason)
 	q.QueuedAt = fromMicros(queued)
 	q.Message.ID, q.Message.CreatedAt = q.MessageID, fromMicros(created)
 	return q, nil
@@ -222,10 +228,11 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
 				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10, unencrypted = $12,
-				claim_node = NULL, claim_token = NULL, lease_until = NULL
+				site = $13, last_deferral_reason = $14, claim_node = NULL, claim_token = NULL, lease_until = NULL
 				WHERE message_id = $1 AND address = $2 AND claim_token = $11`,
 				messageKey(r.MessageID), r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
-				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken, r.Unencrypted)
+				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken, r.Unencrypted,
+				r.Site, string(r.LastDeferralReason))
 			if err != nil {
 				return s.wrap(err, "record attempt")
 			}

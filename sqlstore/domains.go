@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -39,10 +39,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool)
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -110,6 +110,17 @@ func (s *Store) DeleteDomain(ctx context.Context, accountID, name string) error 
 	return nil
 }
 
+// SetDomainIPPool sets the pool an account's domain sends from and
+// returns the domain as it now is.
+func (s *Store) SetDomainIPPool(ctx context.Context, accountID, name, pool string) (*mailroom.Domain, error) {
+	d, err := scanDomain(s.write.QueryRowContext(ctx, `UPDATE domains SET ip_pool = $3 WHERE account_id = $1 AND name = $2
+		RETURNING `+domainColumns, accountID, name, pool))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	}
+	return d, s.wrap(err, "set domain ip pool")
+}
+
 // SaveDomainCheck stores a check's outcome and its event in one transaction.
 func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
 	records, err := json.Marshal(d.Records)
@@ -156,7 +167,7 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {

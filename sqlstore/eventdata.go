@@ -51,7 +51,7 @@ func storedEventData(e *mailroom.Event) string {
 
 // validUTF8 reports whether every string of d is valid UTF-8.
 func validUTF8(d *mailroom.EmailEventData) bool {
-	for _, s := range []string{d.MessageID, d.Recipient, d.From, d.Subject, d.SMTPResponse, d.MX, d.BounceType, d.ReportText} {
+	for _, s := range []string{d.MessageID, d.Recipient, d.From, d.Subject, d.SMTPResponse, d.MX, d.BounceType, d.ReportText, d.Site, string(d.Reason)} {
 		if !utf8.ValidString(s) {
 			return false
 		}

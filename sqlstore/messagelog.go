@@ -114,7 +114,7 @@ func (s *Store) message(ctx context.Context, accountID, id string, timeline bool
 			return s.wrap(err, "find message")
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "message recipients")
 		}
@@ -164,12 +164,14 @@ func (s *Store) timeline(ctx context.Context, tx *sql.Tx, refs *accountRefs, m *
 
 func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 	var r mailroom.Recipient
-	var kind, status string
+	var kind, status, reason string
 	var last, next, code sql.NullInt64
 	var resp, mx sql.NullString
-	if err := row.Scan(messageColumn(&r.MessageID), &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx, &r.Unencrypted); err != nil {
+	if err := row.Scan(messageColumn(&r.MessageID), &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx,
+		&r.Unencrypted, &r.Site, &reason); err != nil {
 		return nil, err
 	}
+	r.LastDeferralReason = mailroom.DeferralReason(reason)
 	r.Kind, r.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
 	r.LastAttemptAt, r.NextAttemptAt = fromNullMicros(last), fromNullMicros(next)
 	r.SMTPCode, r.SMTPResponse, r.MX = int(code.Int64), resp.String, mx.String
@@ -513,7 +515,7 @@ func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom
 	var rs []*mailroom.Recipient
 	for {
 		query := `SELECT position, message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
 			ORDER BY message_id, address`
 		if limit > 0 {
 			query += fmt.Sprintf(" LIMIT %d", limit)

@@ -13,6 +13,7 @@ import (
 func init() {
 	extraSuites = append(extraSuites,
 		suite{"Domains", testDomains},
+		suite{"DomainIPPool", testDomainIPPool},
 		suite{"DomainClaims", testDomainClaims},
 		suite{"Events", testEvents},
 	)
@@ -91,6 +92,74 @@ func testDomains(t *testing.T, s mailroom.Store) {
 	wantCode(t, s.SaveDomainCheck(ctx, got, nil), mailroom.ECodeNotFound)
 	if _, err := s.Domain(ctx, globex.ID, "example.com"); err != nil {
 		t.Fatalf("deleting one account's domain touched the other's: %v", err)
+	}
+}
+
+// A domain's pool of source addresses is set, read by every reading of
+// the domain (the delivery Signer's, the API's list and the checks'
+// claims), cleared, and kept by a check; another account's domain of the
+// same name is not touched.
+func testDomainIPPool(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
+	for _, acct := range []*mailroom.Account{acme, globex} {
+		if err := s.CreateDomain(ctx, NewDomain(acct, "example.com", t0), mailroom.DefaultMaxDomains); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "" {
+		t.Fatalf("a new domain has the pool %q, want the default", d.IPPool)
+	}
+	set := Try(s.SetDomainIPPool(ctx, acme.ID, "example.com", "bulk")).Must(t)
+	if set.IPPool != "bulk" || set.Name != "example.com" || set.AccountID != acme.ID || len(set.Records) != 1 {
+		t.Fatalf("set answered %+v", set)
+	}
+	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "bulk" {
+		t.Fatalf("read back the pool %q, want bulk", d.IPPool)
+	}
+	if d := Try(s.Domain(ctx, globex.ID, "example.com")).Must(t); d.IPPool != "" {
+		t.Fatalf("another account's domain got the pool %q", d.IPPool)
+	}
+	listed, _ := Try2(s.ListDomains(ctx, acme.ID, mailroom.Page{})).Must(t)
+	if len(listed) != 1 || listed[0].IPPool != "bulk" {
+		t.Fatalf("listed %+v", listed)
+	}
+	// A check's claim reads it, and saving the check keeps it.
+	claimed := Try(s.ClaimDueDomains(ctx, t0, time.Minute, 10)).Must(t)
+	var mine *mailroom.Domain
+	for _, d := range claimed {
+		if d.AccountID == acme.ID {
+			mine = d
+		}
+	}
+	if mine == nil || mine.IPPool != "bulk" {
+		t.Fatalf("the check's claim read %+v", mine)
+	}
+	now := t0.Add(time.Minute)
+	mine.LastCheckedAt = &now
+	if err := s.SaveDomainCheck(ctx, mine, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "bulk" {
+		t.Fatalf("after a check the pool is %q, want bulk", d.IPPool)
+	}
+	// Cleared, the domain sends from the default pool again.
+	if d := Try(s.SetDomainIPPool(ctx, acme.ID, "example.com", "")).Must(t); d.IPPool != "" {
+		t.Fatalf("cleared, the pool is %q", d.IPPool)
+	}
+	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "" {
+		t.Fatalf("cleared, read back the pool %q", d.IPPool)
+	}
+	_, err := s.SetDomainIPPool(ctx, acme.ID, "other.example", "bulk")
+	wantCode(t, err, mailroom.ECodeNotFound)
+	// A domain created with a pool keeps it.
+	d := NewDomain(acme, "pooled.example", t0)
+	d.IPPool = "transactional"
+	if err := s.CreateDomain(ctx, d, mailroom.DefaultMaxDomains); err != nil {
+		t.Fatal(err)
+	}
+	if got := Try(s.Domain(ctx, acme.ID, "pooled.example")).Must(t); got.IPPool != "transactional" {
+		t.Fatalf("created with a pool, read back %q", got.IPPool)
 	}
 }
 

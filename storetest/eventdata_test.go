@@ -82,9 +82,11 @@ func TestEmailEventDataStoredLean(t *testing.T) {
 			switch typ {
 			case mailroom.EventEmailDelivered:
 				r.Status, r.SMTPCode, r.SMTPResponse, r.MX, r.Unencrypted = mailroom.RecipientDelivered, 250, "250 2.0.0 Ok: queued as 4F2A", "mx.x.example", true
+				r.Site = "mx.x.example"
 			case mailroom.EventEmailDeferred:
 				next := now.Add(time.Hour)
 				r.Status, r.SMTPCode, r.SMTPResponse, r.NextAttemptAt = mailroom.RecipientDeferred, 451, "451 4.7.1 \"later\" <please>", &next
+				r.Site, r.LastDeferralReason = "google", mailroom.DeferGreylisted
 			default:
 				r.Status, r.SMTPCode, r.SMTPResponse = mailroom.RecipientBounced, 550, "550 5.1.1 no such user"
 			}
@@ -263,4 +265,33 @@ func mustMarshal(t *testing.T, v any) json.RawMessage {
 		t.Fatal(fmt.Sprint(err))
 	}
 	return b
+}
+
+// TestEmailEventSiteNotUTF8: a deferral whose site, named by MX hosts, is
+// not valid UTF-8 (SQLite keeps such a string in the recipient's row;
+// PostgreSQL refuses it) is kept whole, and read back as its data
+// marshals, not with the bad byte made into a character.
+func TestEmailEventSiteNotUTF8(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.SQLite.Open(t)
+	acct := storetest.NewAccount(t, s, "acme")
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	storetest.Try(s.AcceptMessage(ctx, storetest.NewMessage(acct, at, "a@x.example"))).Must(t)
+	claimed := storetest.Try(s.ClaimDueRecipients(ctx, mailroom.Claim{Node: "node_a", Now: at, Lease: time.Minute, Limit: 10})).Must(t)
+	if len(claimed) != 1 {
+		t.Fatalf("%d recipients claimed, want 1", len(claimed))
+	}
+	q := claimed[0]
+	next := at.Add(time.Hour)
+	r := q.Recipient
+	r.Status, r.Attempts, r.LastAttemptAt, r.NextAttemptAt = mailroom.RecipientDeferred, 1, &at, &next
+	r.SMTPCode, r.SMTPResponse, r.Site, r.LastDeferralReason = 451, "451 4.3.0 later", "mx.x.example,mx\xff.x.example", mailroom.DeferTemporary
+	ev := mailroom.NewEmailEvent(q.Message, &r, mailroom.EventEmailDeferred, at)
+	if err := s.RecordAttempts(ctx, []*mailroom.Attempt{{Recipient: &r, Message: q.Message, ClaimToken: q.ClaimToken, DueAt: &next, Event: ev}}); err != nil {
+		t.Fatal(err)
+	}
+	got := storetest.Try(s.Event(ctx, acct.ID, ev.ID)).Must(t)
+	if want := string(ev.Email.JSON()); string(got.Data) != want {
+		t.Fatalf("the deferral reads back as\n  %s\nwant\n  %s", got.Data, want)
+	}
 }

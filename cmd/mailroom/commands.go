@@ -86,6 +86,12 @@ var commands = []*command{
 			"are as for send.",
 		args: []operand{{"ID", "the message's id, msg_…"}},
 		run:  messagesRaw},
+	{name: "sites", synopsis: "[--json] [--metrics-url URL]", summary: "show each destination site's limits and throttling on a running node",
+		about: "Prints each destination site a running node sent to in the last hour, per source address: its\n" +
+			"rate (messages a minute) and connections against their limits as the site's replies adapted them,\n" +
+			"a suspension's end, and its last throttling reply. Read from the node's metrics listener (its\n" +
+			"--metrics-listen). --json prints the node's JSON, with the last 10 throttling replies.",
+		run: sitesCommand},
 	{name: "migrate", summary: "apply storage migrations",
 		about: "Applies the storage migrations the database lacks (serve does the same on start), for operators\n" +
 			"who migrate before a roll-out.",

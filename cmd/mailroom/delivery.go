@@ -27,6 +27,7 @@ type deliveryFlags struct {
 	retention     time.Duration
 	workers       int
 	lease         time.Duration
+	sitesFlags
 }
 
 func (f *deliveryFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events, and webhook attempts, are kept (at least 24h)")
 	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery concurrency on this node, in units of 50 messages in flight (0: this node only accepts, for API-only nodes of a cluster)")
 	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "the longest a claim on a recipient lasts while its node lives (a dead node's claims are released within a minute; keep it above the SMTP timeouts)")
+	f.sitesFlags.register(fs)
 }
 
 // check refuses the flags' mistakes, before serve touches storage.
@@ -50,6 +52,9 @@ func (f *deliveryFlags) check(dev bool) error {
 	}
 	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
 		return usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
+	}
+	if err := f.sitesFlags.check(); err != nil {
+		return err
 	}
 	switch f.deliveryMode(dev) {
 	case "capture", "direct":
@@ -78,8 +83,9 @@ func (f *deliveryFlags) deliveryMode(dev bool) string {
 }
 
 // transport builds the Transport of the chosen mode, on flags check
-// accepted.
-func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string) (mailroom.Transport, string, error) {
+// accepted. Direct delivery keeps each site's limits in sites and sends
+// from the pools' addresses.
+func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string, sites mailroom.Sites) (mailroom.Transport, string, error) {
 	mode := f.deliveryMode(dev)
 	switch mode {
 	case "capture":
@@ -87,7 +93,13 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 	case "direct":
 		t := smtp.NewDirect(resolver, hostname)
 		t.Port = f.smtpPort
-		return t, fmt.Sprintf("direct to MX hosts on port %d", f.smtpPort), nil
+		t.Sites = sites
+		t.Pools = f.pools
+		note := fmt.Sprintf("direct to MX hosts on port %d", f.smtpPort)
+		if len(f.pools) > 0 {
+			note += fmt.Sprintf(", from %d IP pools (default %s)", len(f.pools), f.pools[0].Name)
+		}
+		return t, note, nil
 	case "relay":
 		if f.relayURL == "" {
 			return nil, "", usageError{"--delivery relay needs --relay-url"}
@@ -112,16 +124,21 @@ type deliveryServices struct {
 }
 
 // services builds the send path, the delivery worker and retention for the
-// node nodeID, on flags check accepted.
-func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, transport mailroom.Transport,
+// node nodeID, on flags check accepted. sites is the transport's sites'
+// state, which claims follow (nil unless direct).
+func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, transport mailroom.Transport, sites mailroom.Sites,
 	hostname, nodeID string, log *slog.Logger) (*deliveryServices, error) {
 	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{}}
 	const batch = 50
 	deliverer := &delivery.Deliverer{
 		Store: store, Signer: signer, Transport: transport, Now: time.Now, Log: log, Node: nodeID,
-		Retry: mailroom.RetryPolicy{MinDelay: f.retryMinDelay, MaxDelay: 2 * time.Hour, Window: f.retryWindow},
+		Retry: mailroom.RetryPolicy{MinDelay: f.retryMinDelay, MaxDelay: 2 * time.Hour, Window: f.retryWindow,
+			GreylistRetry: f.greylistRetry},
 		Lease: f.lease, Batch: batch, MaxMessages: f.workers * batch, PerDestination: max(1, f.workers*batch/2),
 		Poll: time.Second, DrainTimeout: 30 * time.Second,
+	}
+	if sites != nil {
+		deliverer.Sites = sites
 	}
 	return &deliveryServices{
 		sender:    &send.Sender{Store: store, Domains: domains, Now: time.Now, Queued: deliverer.Wake, Scheduled: deliverer.WakeAt},

@@ -30,3 +30,18 @@ func deliveryMetrics(reg prometheus.Registerer) func(mailroom.Outcome, time.Dura
 		exchange.Observe(d.Seconds())
 	}
 }
+
+// deferralMetrics counts deferrals by reason (docs/api.md "How mail
+// leaves"): throttled and site_suspended rising say a receiver pushes back;
+// connection and dns say the network does.
+func deferralMetrics(reg prometheus.Registerer) func(mailroom.DeferralReason) {
+	deferrals := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "mailroom_deferrals_total",
+		Help: "Recipients deferred, by reason (throttled, greylisted, site_suspended, tls_required, connection, dns, temporary).",
+	}, []string{"reason"})
+	reg.MustRegister(deferrals)
+	for _, r := range mailroom.DeferralReasons {
+		deferrals.WithLabelValues(string(r)) // present at 0 from the start
+	}
+	return func(r mailroom.DeferralReason) { deferrals.WithLabelValues(string(r)).Inc() }
+}

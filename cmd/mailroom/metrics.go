@@ -19,7 +19,7 @@ import (
 // when it is taken, the error names the flag that moves it and the value
 // that turns it off, rather than serve choosing another port the
 // operator's scraper would not know of.
-func startMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
+func startMetrics(addr string, reg *prometheus.Registry, sites http.Handler, log *slog.Logger) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -28,7 +28,11 @@ func startMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop
 		return nil, fmt.Errorf("the metrics listener (--metrics-listen %s): %w; give --metrics-listen another HOST:PORT, "+
 			"or --metrics-listen '' to serve no metrics", addr, err)
 	}
-	srv := &http.Server{Handler: metricsHandler(reg), ReadHeaderTimeout: 10 * time.Second}
+	mux := metricsHandler(reg)
+	// `mailroom sites` reads the sites' state here (docs/api.md "How mail
+	// leaves"): the operator's listener, not the API.
+	mux.Handle(sitesPath, sites)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
@@ -48,7 +52,7 @@ func startMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop
 // and allocation profiles are stack traces and sizes, goroutine dumps show
 // arguments only as machine words (a string as its pointer and length),
 // and execution traces record scheduling events and stacks.
-func metricsHandler(reg *prometheus.Registry) http.Handler {
+func metricsHandler(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/debug/pprof/{$}", profileIndex)

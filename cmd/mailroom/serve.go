@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -198,13 +199,22 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
-	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname)
+	// Each site's limits are this node's share: the heartbeat keeps the
+	// count of live nodes.
+	var liveNodes atomic.Int64
+	liveNodes.Store(1)
+	siteState := c.sitesFlags.tracker(store, &liveNodes, log)
+	var directSites mailroom.Sites
+	if c.deliveryMode(c.dev) == "direct" {
+		directSites = siteState
+	}
+	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname, directSites)
 	if err != nil {
 		return err
 	}
 	defer transport.Close()
 	node := &mailroom.Node{ID: mailroom.NewID(mailroom.PrefixNode, time.Now()), Hostname: c.hostname, StartedAt: time.Now().UTC()}
-	svc, err := c.deliveryFlags.services(store, domains, transport, c.hostname, node.ID, log)
+	svc, err := c.deliveryFlags.services(store, domains, transport, directSites, c.hostname, node.ID, log)
 	if err != nil {
 		return err
 	}
@@ -240,12 +250,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	svc.deliverer.Observe = deliveryMetrics(registry)
+	svc.deliverer.ObserveDeferral = deferralMetrics(registry)
+	siteState.Metrics(registry)
 	hooks.dispatcher.Observe = webhook.Metrics(registry, store, log)
 	limiter := newRateLimiter(ctx, store, registry, log)
 
 	// Each heartbeat tells the rate limiter how many nodes share the
 	// accounts' limits, and delivery that storage answers writes.
-	onBeat := func(live int) { limiter.SetNodes(live); svc.deliverer.StorageAnswered() }
+	onBeat := func(live int) { limiter.SetNodes(live); liveNodes.Store(int64(live)); svc.deliverer.StorageAnswered() }
 	members, err := c.join(ctx, store, node, onBeat, log)
 	if err != nil {
 		return err
@@ -261,6 +273,11 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	workers.Go(func() { limiter.Run(background, rateLimitReload) })
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
 	workers.Go(func() { svc.retention.Run(background, time.Hour) })
+	workers.Go(func() { siteState.Run(background) })
+	workers.Go(func() { c.reloadOnHangup(background, siteState, log) })
+	if directSites != nil {
+		workers.Go(func() { c.warnReverseDNS(background, resolver, c.hostname, log) })
+	}
 	// Delivery stops claiming when its context ends (SIGTERM, or the
 	// HTTPS server failing), and drains.
 	deliveryCtx, stopDelivery := context.WithCancel(ctx)
@@ -321,7 +338,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	srv := mhttp.NewHTTPServer(c.listen, api.Handler(), tlscert.ServerConfig(cert), log)
 
-	stopMetrics, err := startMetrics(c.metricsListen, registry, log)
+	stopMetrics, err := startMetrics(c.metricsListen, registry, sitesHandler(siteState), log)
 	if err != nil {
 		ln.Close()
 		stopBackground()

@@ -1,0 +1,156 @@
+package sites
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Observe tells what happened on a connection to key.
+func (t *Tracker) Observe(key mailroom.SiteKey, e mailroom.SiteEvent) {
+	at := e.At
+	if at.IsZero() {
+		at = t.now()
+	}
+	t.mu.Lock()
+	k := t.key(key, at)
+	raised := k.advance(at)
+	switch e.Kind {
+	case mailroom.SiteConnected:
+		k.open++
+	case mailroom.SiteDisconnected:
+		k.open = max(0, k.open-1)
+	case mailroom.SiteDelivered:
+		if k.delivered(at) {
+			raised = true
+		}
+	case mailroom.SiteThrottled, mailroom.SiteThrottledOnConnect:
+		k.remember(Reply{At: at, Code: e.Code, Enhanced: e.Enhanced, Text: clip(e.Text), MX: e.MX})
+		if s, ok := t.throttled(k, at, e.Kind == mailroom.SiteThrottledOnConnect); ok {
+			t.pending[key] = s
+			t.mu.Unlock()
+			t.log.Warn("site suspended after repeated throttling", "site", key.Site, "source", key.Source,
+				"until", s.Until, "level", s.Level, "reply", e.Text)
+			t.wakeRun()
+			return
+		}
+	}
+	t.mu.Unlock()
+	if raised {
+		t.signal()
+	}
+}
+
+// throttled applies a throttling reply at at to k: the first of an
+// episode halves the rate and may suspend the key, and a throttle on
+// connecting caps the connections. It returns the suspension it began.
+// t.mu must be held.
+func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom.SiteSuspension, bool) {
+	if k.suspended(at) {
+		// It answers what was sent before the suspension.
+		return mailroom.SiteSuspension{}, false
+	}
+	if k.episode.start.IsZero() || at.Sub(k.episode.start) > EpisodeWindow {
+		k.episode = episode{start: at, connBefore: k.connLimit}
+		k.rateQuiet = later(k.rateQuiet, at)
+		k.winEpisode = true
+		k.halve(at)
+		k.episodes = append(recent(k.episodes, at), at)
+		if len(k.episodes) >= SuspendAfter {
+			return t.suspend(k, at), true
+		}
+	}
+	if onConnect {
+		// RFC 5321 §3.8: a 421 greeting ends the session. The receiver
+		// refused this connection with the others open: that is its cap.
+		k.episode.connSeen = max(k.episode.connSeen, max(1, k.open))
+		k.connLimit = min(k.episode.connBefore, k.episode.connSeen)
+		k.connQuiet = at
+	}
+	return mailroom.SiteSuspension{}, false
+}
+
+// halve lowers k's rate for a new episode, and sets the step by which
+// quiet windows raise it again.
+func (k *keyState) halve(at time.Time) {
+	var before, r float64
+	if k.rate > 0 {
+		before = k.rate
+		r = max(MinRate, k.rate/2)
+	} else {
+		// No rate in force: half the rate actually sent at, floored so
+		// that a first contact's burst does not leave the site crawling.
+		r = max(FirstRateFloor, k.observedRate(at)/2)
+		before = 2 * r
+	}
+	k.step = max(MinStep, before/StepDivisor)
+	k.setRate(at, r)
+}
+
+// suspend suspends k from at: FirstSuspension, doubled for each suspension
+// that starts within SuspensionMemory of the previous one's end. t.mu must
+// be held.
+func (t *Tracker) suspend(k *keyState, at time.Time) mailroom.SiteSuspension {
+	prev := k.suspension
+	if s, ok := t.known[k.key]; ok && s.Until.After(prev.Until) {
+		prev = s
+	}
+	level := 1
+	if !prev.Until.IsZero() && at.Sub(prev.Until) <= SuspensionMemory {
+		level = prev.Level + 1
+	}
+	s := mailroom.SiteSuspension{Key: k.key, Until: at.Add(suspensionFor(level)), Level: level}
+	k.suspension = s
+	k.suspendedUntil = s.Until
+	k.suspendedTill(s.Until)
+	return s
+}
+
+// suspensionFor is the length of a suspension of level (1 is the first).
+func suspensionFor(level int) time.Duration {
+	d := FirstSuspension
+	for i := 1; i < level && d < MaxSuspension; i++ {
+		d *= 2
+	}
+	return min(d, MaxSuspension)
+}
+
+// recent is the episode starts within SuspendWindow before at.
+func recent(starts []time.Time, at time.Time) []time.Time {
+	i := 0
+	for i < len(starts) && at.Sub(starts[i]) >= SuspendWindow {
+		i++
+	}
+	return append(starts[:0], starts[i:]...)
+}
+
+// remember keeps r among the key's last RecentReplies throttling replies.
+func (k *keyState) remember(r Reply) {
+	if len(k.replies) == RecentReplies {
+		copy(k.replies, k.replies[1:])
+		k.replies = k.replies[:RecentReplies-1]
+	}
+	k.replies = append(k.replies, r)
+}
+
+// maxReplyText bounds a remembered reply's text: a receiver may say a lot.
+const maxReplyText = 512
+
+func clip(s string) string {
+	if len(s) <= maxReplyText {
+		return s
+	}
+	i := maxReplyText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+func (t *Tracker) wakeRun() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}

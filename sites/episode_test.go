@@ -1,0 +1,173 @@
+package sites
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom"
+)
+
+func TestRepliesWithinASecondHalveTheRateOnce(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	for range 10 {
+		throttle(tr, c, limited, false)
+		c.Advance(100 * time.Millisecond)
+	}
+	if got := state(t, tr, limited).Rate; got != 300 {
+		t.Fatalf("rate after ten replies within a second = %v, want 300 (600 halved once)", got)
+	}
+	c.Advance(time.Second)
+	throttle(tr, c, limited, false)
+	if got := state(t, tr, limited).Rate; got != 150 {
+		t.Fatalf("rate after a second episode = %v, want 150", got)
+	}
+	if s := state(t, tr, limited); s.SuspendedUntil != nil || len(s.RecentReplies) != RecentReplies {
+		t.Fatalf("two episodes: suspended %v, %d replies remembered; want not suspended, the last %d", s.SuspendedUntil, len(s.RecentReplies), RecentReplies)
+	}
+}
+
+func TestThreeEpisodesInAMinuteSuspendForLongerEachTime(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	for i, want := range []time.Duration{5 * time.Minute, 10 * time.Minute, 20 * time.Minute, 40 * time.Minute, time.Hour, time.Hour} {
+		throttle(tr, c, limited, false)
+		c.Advance(20 * time.Second)
+		throttle(tr, c, limited, false)
+		if !suspendedUntil(tr, c, limited).IsZero() {
+			t.Fatalf("suspension %d: suspended after two episodes", i+1)
+		}
+		c.Advance(20 * time.Second)
+		throttle(tr, c, limited, false)
+		until := suspendedUntil(tr, c, limited)
+		if got := until.Sub(c.Now()); got != want {
+			t.Fatalf("suspension %d lasts %v, want %v", i+1, got, want)
+		}
+		if at := tr.ReadyAt("limited", c.Now()); !at.Equal(until) {
+			t.Fatalf("ReadyAt while suspended = %v, want the end %v", at, until)
+		}
+		// Replies to what was sent before neither extend it nor count
+		// toward the next.
+		rate := state(t, tr, limited).Rate
+		for range SuspendAfter {
+			c.Advance(2 * time.Second)
+			throttle(tr, c, limited, false)
+		}
+		if got := suspendedUntil(tr, c, limited); !got.Equal(until) {
+			t.Fatalf("replies during the suspension moved its end to %v", got)
+		}
+		if got := state(t, tr, limited).Rate; got != rate {
+			t.Fatalf("replies during the suspension changed the rate from %v to %v", rate, got)
+		}
+		c.Advance(until.Sub(c.Now()) + 30*time.Minute)
+		if got := tr.Reserve(limited, c.Now()); !got.SuspendedUntil.IsZero() {
+			t.Fatalf("suspension %d still in force after its end", i+1)
+		}
+	}
+	// An hour and more after the last one ended, the next is the first
+	// again.
+	c.Advance(time.Hour)
+	for range 3 {
+		throttle(tr, c, limited, false)
+		c.Advance(2 * time.Second)
+	}
+	if got := suspendedUntil(tr, c, limited).Sub(c.Now()); got != 5*time.Minute-2*time.Second {
+		t.Fatalf("a suspension long after the last lasts %v, want 5m", got+2*time.Second)
+	}
+}
+
+func TestSuspendedKeyReservesNothing(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	for range 3 {
+		throttle(tr, c, limited, false)
+		c.Advance(2 * time.Second)
+	}
+	r := tr.Reserve(limited, c.Now())
+	if r.SuspendedUntil.IsZero() || !r.At.IsZero() || r.Cancel == nil {
+		t.Fatalf("Reserve on a suspended key = %+v, want SuspendedUntil, no place", r)
+	}
+	// Another source address of the site is judged on its own.
+	other := mailroom.SiteKey{Site: "limited", Source: "192.0.2.7"}
+	if r := tr.Reserve(other, c.Now()); !r.SuspendedUntil.IsZero() {
+		t.Fatalf("another source address is suspended too: %+v", r)
+	}
+	if at := tr.ReadyAt("limited", c.Now().Add(time.Second)); !at.IsZero() {
+		t.Fatalf("ReadyAt with one source free = %v, want now", at)
+	}
+}
+
+func TestFirstContactBurstDoesNotSuspend(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	// Ten connections at once to a receiver that takes three: three are
+	// greeted, seven refused with 421, over most of a second.
+	for range 3 {
+		event(tr, c, unlimited, mailroom.SiteConnected)
+		tr.Reserve(unlimited, c.Now())
+	}
+	for range 7 {
+		c.Advance(130 * time.Millisecond)
+		throttle(tr, c, unlimited, true)
+	}
+	s := state(t, tr, unlimited)
+	if s.SuspendedUntil != nil {
+		t.Fatal("a first contact's burst of 421s suspended the site")
+	}
+	if s.MaxConnections != 3 {
+		t.Fatalf("connection limit after 421s with 3 open = %d, want 3", s.MaxConnections)
+	}
+	if s.Rate != FirstRateFloor {
+		t.Fatalf("rate after a first contact's burst = %v, want the floor %v", s.Rate, FirstRateFloor)
+	}
+	if got := tr.Capacity(unlimited.Site); got != 3 {
+		t.Fatalf("Capacity = %d, want 3", got)
+	}
+}
+
+func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	for range 2 {
+		event(tr, c, unlimited, mailroom.SiteConnected)
+	}
+	throttle(tr, c, unlimited, true) // 2 open
+	for range 3 {
+		event(tr, c, unlimited, mailroom.SiteConnected)
+	}
+	c.Advance(400 * time.Millisecond)
+	throttle(tr, c, unlimited, true) // 5 open, same episode
+	for range 3 {
+		event(tr, c, unlimited, mailroom.SiteDisconnected)
+	}
+	c.Advance(400 * time.Millisecond)
+	throttle(tr, c, unlimited, true) // 2 open, same episode
+	if got := tr.MaxConnections(unlimited); got != 5 {
+		t.Fatalf("limit after 421s seeing 2, 5 and 2 open = %d, want the highest, 5", got)
+	}
+	// A later episode with fewer open lowers it; more open never raises
+	// it above the limit before the episode.
+	event(tr, c, unlimited, mailroom.SiteDisconnected)
+	c.Advance(5 * time.Second)
+	throttle(tr, c, unlimited, true) // 1 open
+	if got := tr.MaxConnections(unlimited); got != 1 {
+		t.Fatalf("limit after a 421 with 1 open = %d, want 1", got)
+	}
+	for range 6 {
+		event(tr, c, unlimited, mailroom.SiteConnected)
+	}
+	c.Advance(SuspendWindow + time.Second) // not a third episode within a minute
+	throttle(tr, c, unlimited, true)
+	if s := state(t, tr, unlimited); s.SuspendedUntil != nil {
+		t.Fatal("suspended")
+	}
+	if got := tr.MaxConnections(unlimited); got != 1 {
+		t.Fatalf("limit after a 421 with 7 open = %d, want it kept at 1", got)
+	}
+	// None open: at least 1.
+	key := mailroom.SiteKey{Site: "limited", Source: "192.0.2.9"}
+	throttle(tr, c, key, true)
+	if got := tr.MaxConnections(key); got != 1 {
+		t.Fatalf("limit after a 421 with none open = %d, want 1", got)
+	}
+}

@@ -1,0 +1,220 @@
+package smtp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailroom/mailroom"
+	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/smtp/smtptest"
+)
+
+// A receiver that answers 421 to connections beyond K: the sender learns
+// K from it, and once it has said so never has more than K open.
+func TestSiteLearnsConnectionCapFrom421(t *testing.T) {
+	const k = 2
+	port, rs := startReceivers(t, "127.0.0.2")
+	r := rs[0]
+	r.Limit(k)
+	dnsSrv := dnstest.Start(t)
+	dnsSrv.SetA("mx.bigmail.test", "127.0.0.2")
+	var dels []*mailroom.Delivery
+	for i := range 12 {
+		domain := fmt.Sprintf("d%d.test", i)
+		dnsSrv.SetMX(domain, 10, "mx.bigmail.test")
+		dels = append(dels, delivery(domain, "a@"+domain))
+	}
+	p := bigmail
+	p.MaxConnections = 6
+	sites := newTestSites(p)
+	retry := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	sites.readyAt = retry
+	d := newSiteDirect(t, dnsSrv, port, sites)
+
+	release := r.Hold()
+	done := deliverMany(d, dels[:6]...)
+	poll := func(what string, cond func(receiverStats) bool) {
+		t.Helper()
+		pollUntil(t, what, func() bool { return cond(r.Stats()) })
+	}
+	poll("two held and one refused", func(s receiverStats) bool { return s.Held == k && s.Refused >= 1 })
+	release()
+	throttled := 0
+	for range 6 {
+		res := next(t, done)
+		wantSite(t, res, "bigmail")
+		if res[0].Outcome == mailroom.Delivered {
+			continue
+		}
+		throttled++
+		want(t, res[0], mailroom.Deferred, 421, "4.7.0", "Too many concurrent SMTP connections")
+		if res[0].Reason != mailroom.DeferThrottled || !res[0].RetryAt.Equal(retry) || res[0].MX != "mx.bigmail.test" {
+			t.Errorf("throttled result %+v, want reason throttled, due at the site's next place", res[0])
+		}
+	}
+	if throttled == 0 {
+		t.Fatal("no delivery was refused")
+	}
+	events := sites.eventsOf(mailroom.SiteThrottledOnConnect)
+	if len(events) != throttled {
+		t.Fatalf("%d throttles told, want %d", len(events), throttled)
+	}
+	if e := events[0]; e.Code != 421 || e.Enhanced != "4.7.0" || !strings.Contains(e.Text, "Too many") || e.MX != "mx.bigmail.test" {
+		t.Errorf("event %+v, want the 421 as the receiver said it", e)
+	}
+	if n := sites.MaxConnections(bigmailKey); n > k {
+		t.Fatalf("the site's limit is %d after the 421s, want at most %d", n, k)
+	}
+
+	// Now that it has said so, the sender keeps within K.
+	r.ResetMax()
+	release = r.Hold()
+	done = deliverMany(d, dels[6:]...)
+	poll("deliveries held", func(s receiverStats) bool { return s.Held == sites.MaxConnections(bigmailKey) })
+	release()
+	for range 6 {
+		want(t, next(t, done)[0], mailroom.Delivered, 250, "2.0.0", "")
+	}
+	if st := r.Stats(); st.MaxOpen > k || st.Refused != 0 {
+		t.Errorf("receiver saw %d connections at once and refused %d, want at most %d and none", st.MaxOpen, st.Refused, k)
+	}
+}
+
+// A throttle on connecting ends the attempt: the next MX host of the site
+// would say the same, and is not tried.
+func TestSiteThrottleOnConnectTriesNoOtherHost(t *testing.T) {
+	port, rs := startReceivers(t, "127.0.0.2", "127.0.0.3")
+	rs[0].Limit(-1)
+	dnsSrv := dnstest.Start(t)
+	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
+	publishMX(dnsSrv, "a.test", 20, "mx2.bigmail.test", "127.0.0.3")
+	sites := newTestSites(bigmail)
+	d := newSiteDirect(t, dnsSrv, port, sites)
+
+	res := deliver(t, d, delivery("a.test", "x@a.test", "y@a.test"))
+	for _, r := range res {
+		want(t, r, mailroom.Deferred, 421, "4.7.0", "Too many")
+		if r.Reason != mailroom.DeferThrottled || r.MX != "mx1.bigmail.test" || r.RetryAt.IsZero() {
+			t.Errorf("%+v, want throttled by mx1.bigmail.test with a time to retry", r)
+		}
+	}
+	if st := rs[1].Stats(); st.Connections != 0 {
+		t.Errorf("mx2 saw %d connections, want none", st.Connections)
+	}
+	// Without sites, a refusing host is passed over as before.
+	d = newDirect(t, dnsSrv, port)
+	want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "")
+	if st := rs[1].Stats(); st.Delivered != 1 {
+		t.Errorf("mx2 delivered %d, want the message", st.Delivered)
+	}
+}
+
+// A 4.7.28 at RCPT closes the connection (never pooled) and is told to the
+// site; the recipient waits for the site's next place, and the others of
+// the transaction go through.
+func TestSiteThrottleAtRcptClosesConnection(t *testing.T) {
+	mx := smtptest.Start(t)
+	dnsSrv := dnstest.Start(t)
+	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
+	mx.ReplyOnce("x@a.test", 450, "4.7.28", "Our system has detected an unusual rate of unsolicited mail")
+	sites := newTestSites(bigmail)
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	sites.readyAt = now.Add(2 * time.Minute)
+	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
+	d.Now = func() time.Time { return now }
+
+	res := deliver(t, d, delivery("a.test", "x@a.test", "y@a.test"))
+	want(t, res[0], mailroom.Deferred, 450, "4.7.28", "unusual rate")
+	if res[0].Reason != mailroom.DeferThrottled || !res[0].RetryAt.Equal(sites.readyAt) {
+		t.Errorf("%+v, want throttled until the site's next place", res[0])
+	}
+	want(t, res[1], mailroom.Delivered, 250, "2.0.0", "queued as")
+	if res[1].Reason != "" || !res[1].RetryAt.IsZero() {
+		t.Errorf("%+v, want a plain delivery", res[1])
+	}
+	wantSite(t, res, "bigmail")
+	events := sites.eventsOf(mailroom.SiteThrottled)
+	if len(events) != 1 {
+		t.Fatalf("%d throttles told, want 1", len(events))
+	}
+	if e := events[0]; e.Code != 450 || e.Enhanced != "4.7.28" || !strings.Contains(e.Text, "unusual rate") ||
+		e.MX != "mx1.bigmail.test" || !e.At.Equal(now) || e.Key != bigmailKey {
+		t.Errorf("event %+v, want the 4.7.28 from mx1.bigmail.test", e)
+	}
+	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Open == 0 })
+
+	want(t, deliver(t, d, delivery("a.test", "x@a.test"))[0], mailroom.Delivered, 250, "2.0.0", "queued as")
+	if st := mx.Stats(); st.Connections != 2 {
+		t.Errorf("stats %+v, want a new connection after the throttle", st)
+	}
+}
+
+// What is and is not a throttle: a greylister's plain 4.7.1 to a first
+// attempt is not; later it is; a 5xx never is.
+func TestSiteThrottleRule(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		code     int
+		enhanced string
+		text     string
+		first    bool
+		throttle bool
+	}{
+		{"greylisting a first attempt", 451, "4.7.1", "Try again later", true, false},
+		{"4.7.1 to a later attempt", 451, "4.7.1", "Try again later", false, true},
+		{"greylisting text", 450, "4.7.1", "Greylisted, see http://example.test", false, false},
+		{"rate text without 4.7", 450, "4.2.1", "The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered", true, true},
+		{"5xx policy", 550, "5.7.1", "Too many connections", false, false},
+		{"plain 4xx", 452, "4.2.2", "Mailbox full", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mx := smtptest.Start(t)
+			dnsSrv := dnstest.Start(t)
+			publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
+			mx.ReplyOnce("x@a.test", tc.code, tc.enhanced, tc.text)
+			sites := newTestSites(bigmail)
+			d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
+			del := delivery("a.test", "x@a.test")
+			del.FirstAttempt = tc.first
+
+			res := deliver(t, d, del)
+			throttled := res[0].Reason == mailroom.DeferThrottled
+			if throttled != tc.throttle || len(sites.eventsOf(mailroom.SiteThrottled)) != btoi(tc.throttle) {
+				t.Errorf("%+v: throttled %v, want %v", res[0], throttled, tc.throttle)
+			}
+			// A session that was not throttled stays for the next message.
+			if st := mx.Stats(); !tc.throttle && st.Open != 1 {
+				t.Errorf("stats %+v, want the session kept", st)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// The profile's connect timeout bounds the greeting too.
+func TestSiteConnectTimeoutBoundsGreeting(t *testing.T) {
+	port, mute := silentServer(t)
+	dnsSrv := dnstest.Start(t)
+	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.1")
+	p := bigmail
+	p.ConnectTimeout = 50 * time.Millisecond
+	d := newSiteDirect(t, dnsSrv, port, newTestSites(p))
+	d.CommandTimeout = time.Hour
+
+	res := deliver(t, d, delivery("a.test", "x@a.test"))
+	want(t, res[0], mailroom.Deferred, 0, "4.4.2", "reading the greeting")
+	if !strings.Contains(res[0].Response, "timeout") {
+		t.Errorf("%q, want the greeting timed out", res[0].Response)
+	}
+	if mute() == 0 {
+		t.Error("the silent server saw no connection")
+	}
+}
