@@ -36,19 +36,28 @@ type destinations struct {
 func (d *destinations) key(domain string, now time.Time) string {
 	if d.sites != nil {
 		if site, ok := d.sites.SiteOf(domain); ok {
-			d.mu.Lock()
-			if d.domains == nil {
-				d.domains = map[string]map[string]time.Time{}
-			}
-			if d.domains[site] == nil {
-				d.domains[site] = map[string]time.Time{}
-			}
-			d.domains[site][domain] = now
-			d.mu.Unlock()
+			d.learn(domain, site, now)
 			return "site:" + site
 		}
 	}
 	return "domain:" + domain
+}
+
+// learn notes that domain's site is site, as a delivery to it found at
+// now: from then on claims skip the domain while the site is full.
+func (d *destinations) learn(domain, site string, now time.Time) {
+	if site == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.domains == nil {
+		d.domains = map[string]map[string]time.Time{}
+	}
+	if d.domains[site] == nil {
+		d.domains[site] = map[string]time.Time{}
+	}
+	d.domains[site][domain] = now
 }
 
 func (d *destinations) add(key string) {

@@ -137,6 +137,11 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 	}
 
 	now := d.Now().UTC()
+	for _, res := range results {
+		// The transport found the domain's site: claims now count and
+		// skip the domain with it.
+		d.dests.learn(first.Domain(), res.Site, now)
+	}
 	attempts := make([]*mailroom.Attempt, 0, len(group))
 	for i, q := range group {
 		res := mailroom.RecipientResult{Recipient: q.Address, Outcome: mailroom.Deferred, Response: "no result from the transport"}

@@ -71,7 +71,23 @@
 // The connection limit rises by one on a delivery after ConnectionQuiet
 // without a throttle on connecting (or since the last rise), up to the
 // share: once a receiver has said its cap, the sender does not keep probing
-// above it.
+// above it. Time suspended is not quiet: both quiet periods start again at
+// a suspension's end.
+//
+// # Reloads and node counts
+//
+// SetPolicy (SIGHUP) and a change in the live-node count give every key its
+// profile's new shares. A limit at its old share moves to the new one; a
+// limit the receiver lowered stays lowered, within the new share.
+//
+// # What the transport tells
+//
+// Open connections are those SiteConnected told of and SiteDisconnected has
+// not: a connection refused on connecting must not be among them when its
+// SiteThrottledOnConnect is told (a 421 to EHLO after a greeting that was
+// told as SiteConnected: tell SiteDisconnected first), or the cap learned is
+// one too high. Reserve counts a transaction as started (for the observed
+// rate) whether or not its place is given back.
 //
 // # Forgetting
 //

@@ -53,6 +53,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	// What one account may make (issue 27).
 	serveFlags = append(serveFlags, "max-domains", "max-template-versions")
 	serveFlags = append(serveFlags, "request-memory")
+	// How mail leaves (issue 28).
+	serveFlags = append(serveFlags, "delivery-policy", "greylist-retry", "ip-pool")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names
@@ -71,6 +73,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 			"template", "to", "until"}, apiFlagNames...)},
 		{"messages get", []string{"ID"}, append([]string{"json"}, apiFlagNames...)},
 		{"messages raw", []string{"ID"}, apiFlagNames},
+		{"sites", nil, []string{"json", "metrics-url"}},
 		{"migrate", nil, storage},
 		{"version", nil, nil},
 	}

@@ -152,18 +152,11 @@ func (f *sitesFlags) warnReverseDNS(ctx context.Context, resolver *dns.Resolver,
 		// domain name was warned about already.
 		return
 	}
-	addrs, err := resolver.LookupNetIP(ctx, "ip", hostname)
-	if err != nil {
-		log.Warn("--hostname does not resolve: receivers cannot confirm this host's name", "hostname", hostname, "err", err)
-		return
-	}
-	var problems []string
-	for _, ip := range addrs {
-		if problem, err := resolver.CheckFCrDNS(ctx, ip, hostname); err == nil && problem != "" {
-			problems = append(problems, problem)
-		}
-	}
-	if len(problems) > 0 {
+	problems, err := resolver.CheckNameFCrDNS(ctx, hostname)
+	switch {
+	case err != nil:
+		log.Warn("could not check the reverse DNS of --hostname", "hostname", hostname, "err", err)
+	case len(problems) > 0:
 		log.Warn("--hostname without forward-confirmed reverse DNS: "+strings.Join(problems, "; "), "hostname", hostname)
 	}
 }
