@@ -56,10 +56,13 @@ func startNetNode(t *testing.T, eng storetest.Engine, box *internet.Box, flags .
 	dataDir := filepath.Join(work, "data")
 	storage := append([]string{"--data-dir", dataDir}, eng.Storage(t)...)
 	args := append(append(box.Flags(), "--hostname", operatorHost, "--delivery", "direct", "--retry-min-delay", "1h"), storage...)
-	// Later flags win, so a test's own --retry-min-delay replaces ours.
-	node := startServer(t, dataDir, append(args, flags...)...)
+	// The account first, its request rate lifted (the tests send hundreds
+	// at once), so that the node reads the limit at start rather than
+	// within its next 5 s.
 	key := printedKey.FindString(cli(t, work, nil, append([]string{"accounts", "create", "acme"}, storage...)...))
 	cli(t, work, nil, append([]string{"accounts", "update", "acme", "--rate", "100000", "--burst", "100000"}, storage...)...)
+	// Later flags win, so a test's own --retry-min-delay replaces ours.
+	node := startServer(t, dataDir, append(args, flags...)...)
 	publishAndVerify(t, box.DNS, node.client, key, "shop.example")
 	return &netNode{server: node, box: box, key: key, work: work, storage: storage}
 }
@@ -106,7 +109,7 @@ func (n *netNode) sendTo(t *testing.T, recipients []string) map[string]string {
 				return
 			}
 			mu.Lock()
-			ids[to] = r.Str("id")
+			ids[to] = r.Str("messageId")
 			mu.Unlock()
 		})
 	}

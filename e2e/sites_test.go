@@ -68,16 +68,19 @@ func learnCap(t *testing.T, site *internet.Site, learnAfter int) (stop func() bo
 // deferral says why; and `mailroom sites` shows the throttled site.
 func TestProviderLimitsAreLearned(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
-		spec := quickSpec()
+		// 100 to 300 ms a transaction: one connection carries 5 messages
+		// a second, so the node needs several to go as fast as the
+		// provider's rate allows, and meets its cap.
+		spec := internet.Standard()
 		spec.GreylistDomains, spec.SlowDomains, spec.DeadDomains, spec.SmallDomains = 0, 0, 0, 0
 		box := internet.Start(t, spec)
 		n := startNetNode(t, eng, box)
 		p := box.Provider
 
-		const total = 300
+		const total = 200
 		stop := learnCap(t, p, 20)
 		ids := n.sendTo(t, recipients(p, total))
-		waitDelivered(t, p, total, 3*time.Minute)
+		waitDelivered(t, p, total, 4*time.Minute)
 		learned := stop()
 		st := p.Server.Stats()
 		t.Logf("%s; the sender heard the cap: %v", p.Report(), learned)
