@@ -11,7 +11,10 @@
 // compares Mailroom's accepts with. scripts/bench starts a server and an
 // SMTP sink and runs it. With -scale fill and then -scale log it fills a
 // store with messages of many senders, recipients and tags and times the
-// email log's filters (scale.go; scripts/scale runs it).
+// email log's filters (scale.go; scripts/scale runs it). With -internet it
+// starts an internet in a box and a mailroom serve delivering to it, and
+// times the delivery of -n messages to its sites (internet.go;
+// scripts/bench-internet runs it).
 package main
 
 import (
@@ -56,7 +59,14 @@ func main() {
 	bare := flag.String("serve-bare", "", "load nothing: serve a bare POST /v1/send at `HOST:PORT` (no storage, a self-signed certificate in ./mailroom-data/tls) until killed, the reference of scripts/bench's accept ratio")
 	scale := flag.String("scale", "", "the scale benchmark: `fill` adds -n messages of 100 senders, many recipients and tags through POST /v1/send/batch (-batch, 500 if 0) and writes -scale-state; log reads it and times GET /v1/messages's filters")
 	statePath := flag.String("scale-state", "scale-state.json", "the file -scale fill writes and -scale log reads")
+	internetRun := flag.Bool("internet", false, "the delivery benchmark that looks like the internet: start an internet in a box and -mailroom serve delivering to it (flags after -- go to serve), send -n messages from -c clients to its sites, and report the time to deliver them all and the throttle replies (internet.go; scripts/bench-internet runs it)")
+	var inet internetFlags
+	inet.register(flag.CommandLine)
 	flag.Parse()
+	if *internetRun {
+		runInternet(inet, *n, *concurrency, *wait, flag.Args())
+		return
+	}
 	if *bare != "" {
 		serveBare(*bare)
 		return
