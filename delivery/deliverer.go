@@ -259,14 +259,14 @@ func (w *work) claimOnce() (int, error) {
 	w.futile = nil
 	for _, msg := range byMessage(claimed) {
 		w.busy.Add(1)
-		keys := make([]string, len(msg))
+		domains := make([]string, len(msg))
 		for i, q := range msg {
-			keys[i] = d.destinations().key(q.Domain(), now)
-			d.destinations().add(keys[i])
+			domains[i] = q.Domain()
+			d.destinations().add(domains[i], now)
 		}
 		w.inFlight.Go(func() {
 			defer w.release()
-			defer w.destinationsDone(keys)
+			defer w.destinationsDone(domains)
 			w.deliverMessage(msg)
 		})
 	}
@@ -282,9 +282,9 @@ func (d *Deliverer) destinations() *destinations {
 
 // destinationsDone counts a message's deliveries finished, and wakes the
 // claim loop when that gave a destination room.
-func (w *work) destinationsDone(keys []string) {
-	for _, key := range keys {
-		if w.d.destinations().done(key, max(1, w.d.PerDestination)) {
+func (w *work) destinationsDone(domains []string) {
+	for _, domain := range domains {
+		if w.d.destinations().done(domain, max(1, w.d.PerDestination)) {
 			w.signalFreed()
 		}
 	}

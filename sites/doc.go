@@ -24,9 +24,14 @@
 // # Episodes
 //
 // A throttling reply (mailroom.IsThrottle) starts an episode, and every
-// throttling reply within EpisodeWindow of its start belongs to it, so that
-// the parallel connections and transactions a receiver refuses at once count
-// as one complaint. An episode:
+// throttling reply within EpisodeWindow of the one before belongs to it, up
+// to MaxEpisode from its start, so that the parallel connections and
+// transactions a receiver refuses at once count as one complaint, and so do
+// the refusals of a receiver that counts over a window of its own (200
+// messages in any 10 s) while its window drains: the transactions already
+// under way when the rate was halved are refused too, through no fault of
+// the halved rate. A receiver that keeps refusing past MaxEpisode makes a
+// new episode of it. An episode:
 //
 //   - halves the key's rate once, never below MinRate. A key with no rate in
 //     force (an unlimited profile, or one whose learned rate was lifted) has
@@ -109,7 +114,12 @@ import "time"
 
 // The algorithm's constants (docs/api.md "How mail leaves").
 const (
-	// EpisodeWindow: throttling replies within this of an episode's start
+	// MaxEpisode bounds an episode: a receiver that keeps refusing past it
+	// (every reply within EpisodeWindow of the one before) makes a new
+	// episode of it, which halves the rate again and counts toward a
+	// suspension.
+	MaxEpisode = 10 * time.Second
+	// EpisodeWindow: throttling replies within this of an episode's latest
 	// belong to it.
 	EpisodeWindow = time.Second
 	// SuspendAfter episodes within SuspendWindow suspend a key.

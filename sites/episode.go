@@ -58,8 +58,8 @@ func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom
 		// It answers what was sent before the suspension.
 		return mailroom.SiteSuspension{}, false
 	}
-	if k.episode.start.IsZero() || at.Sub(k.episode.start) > EpisodeWindow {
-		k.episode = episode{start: at, connBefore: k.connLimit}
+	if k.episode.start.IsZero() || at.Sub(k.episode.last) > EpisodeWindow || at.Sub(k.episode.start) > MaxEpisode {
+		k.episode = episode{start: at, last: at, connBefore: k.connLimit}
 		k.rateQuiet = later(k.rateQuiet, at)
 		k.winEpisode = true
 		k.episodes = append(recent(k.episodes, at), at)
@@ -68,6 +68,7 @@ func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom
 			return t.suspend(k, at), true
 		}
 	}
+	k.episode.last = at
 	if !k.episode.halved && (k.rate > 0 || !onConnect) {
 		k.episode.halved = true
 		k.halve(at)

@@ -177,3 +177,32 @@ func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 		t.Fatalf("limit after a 421 with none open = %d, want 1", got)
 	}
 }
+
+// A receiver that counts over a window of its own goes on refusing for a
+// while after the sender has slowed: refusals each within a second of the
+// one before are one episode, halving the rate once and never suspending;
+// a receiver that refuses without end makes a new episode every
+// MaxEpisode, and is suspended after three.
+func TestRefusalsInARowAreOneEpisodeUpToMaxEpisode(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	const before = 600.0 // the limited profile's rate
+	for range 16 { // 8 s of refusals, every 500 ms
+		throttle(tr, c, limited, false)
+		c.Advance(500 * time.Millisecond)
+	}
+	s := state(t, tr, limited)
+	if s.SuspendedUntil != nil {
+		t.Fatal("8 s of refusals in a row suspended the site")
+	}
+	if s.Rate != before/2 {
+		t.Fatalf("rate after 8 s of refusals in a row = %v, want it halved once, %v", s.Rate, before/2)
+	}
+	for range 2 * int(MaxEpisode/(500*time.Millisecond)) {
+		throttle(tr, c, limited, false)
+		c.Advance(500 * time.Millisecond)
+	}
+	if state(t, tr, limited).SuspendedUntil == nil {
+		t.Fatalf("a receiver refusing every 500 ms for %v was not suspended", 8*time.Second+2*MaxEpisode)
+	}
+}

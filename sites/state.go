@@ -57,7 +57,8 @@ type keyState struct {
 
 // episode is the current throttling episode.
 type episode struct {
-	start time.Time
+	// start is its first reply, last its latest.
+	start, last time.Time
 	// connBefore is the connection limit when it began; connSeen the
 	// highest count of open connections a throttle on connecting saw in
 	// it (0: none yet).

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -47,7 +48,17 @@ type conns struct {
 	// turn is where each group of candidate keys begins its next search
 	// (connRequest.group), so that equals take turns.
 	turn map[string]int
+	// waiting counts the deliveries waiting per group (dynamic caps only).
+	waiting map[string]int
 }
+
+// errBusy is acquire's answer when a site's connections are all in use and
+// as many deliveries wait for them already as they can carry next: this one
+// would only hold a message slot of the delivery runtime, which hands it
+// back instead, until the site has room (docs/api.md "How mail leaves":
+// mail for a site at its limit never holds other sites' mail back). Only
+// sites' caps (dynamic) answer it; the relay's are waited for.
+var errBusy = errors.New("every connection to the site is in use, and as many deliveries wait for them")
 
 // keyConns is one key's connections.
 type keyConns struct {
@@ -86,7 +97,7 @@ const turnsForget = 4096
 
 func newConns(maxTotal int, idle time.Duration, capOf func(connKey) int, dynamic bool) *conns {
 	return &conns{maxTotal: maxTotal, idle: idle, capOf: capOf, dynamic: dynamic,
-		keys: map[connKey]*keyConns{}, wake: make(chan struct{}), turn: map[string]int{}}
+		keys: map[connKey]*keyConns{}, wake: make(chan struct{}), turn: map[string]int{}, waiting: map[string]int{}}
 }
 
 // connRequest is what a delivery asks of the connections.
@@ -125,9 +136,27 @@ func (cs *conns) acquire(ctx context.Context, w connRequest) (lease, error) {
 		defer t.Stop()
 		recheck = t.C
 	}
+	waiting := false
+	defer func() {
+		if waiting {
+			cs.mu.Lock()
+			if cs.waiting[w.group]--; cs.waiting[w.group] <= 0 {
+				delete(cs.waiting, w.group)
+			}
+			cs.mu.Unlock()
+		}
+	}()
 	for {
 		cs.mu.Lock()
 		l, ok := cs.try(w)
+		if !ok && cs.dynamic && !waiting {
+			if cs.waiting[w.group] >= cs.capsOf(w) {
+				cs.mu.Unlock()
+				return lease{}, errBusy
+			}
+			cs.waiting[w.group]++
+			waiting = true
+		}
 		wake := cs.wake
 		cs.mu.Unlock()
 		if ok {
@@ -140,6 +169,16 @@ func (cs *conns) acquire(ctx context.Context, w connRequest) (lease, error) {
 			return lease{}, ctx.Err()
 		}
 	}
+}
+
+// capsOf is the sum of the caps of w's keys: how many deliveries the
+// connections can carry at once. The caller holds cs.mu.
+func (cs *conns) capsOf(w connRequest) int {
+	n := 0
+	for _, k := range w.keys {
+		n += cs.capOf(k)
+	}
+	return n
 }
 
 // capRecheck is how often a waiter looks at caps that change on their own

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -33,6 +34,11 @@ func (a *siteAttempt) start(ctx context.Context, sources []mailroom.SourceAddres
 			if a.del.MayNotStart() {
 				return lease{}, src, place, a.del.NotAttempted()
 			}
+			if errors.Is(err, errBusy) {
+				// Handed back, due now: the runtime claims it again once
+				// the site has room.
+				return lease{}, src, place, a.notAttempted(a.now(), "every connection to site %s is in use", a.profile.Name)
+			}
 			why := deferred(enhCongestion, "no connection to site %s could be had before the deadline: %v", a.profile.Name, err)
 			return lease{}, src, place, results(a.del.Recipients, "", why)
 		}
@@ -52,7 +58,7 @@ func (a *siteAttempt) start(ctx context.Context, sources []mailroom.SourceAddres
 			// The node stops sending: nothing was sent.
 			cancelPlace(place)
 			a.eng.conns.giveBack(l)
-			return lease{}, src, place, a.notAttempted(place.At)
+			return lease{}, src, place, a.notAttempted(place.At, "the node stopped sending")
 		default:
 			cancelPlace(place)
 			next = earliest(next, place.At)
@@ -62,7 +68,7 @@ func (a *siteAttempt) start(ctx context.Context, sources []mailroom.SourceAddres
 		sources = slices.Delete(sources, l.index, l.index+1)
 	}
 	if !next.IsZero() {
-		return lease{}, src, place, a.notAttempted(next)
+		return lease{}, src, place, a.notAttempted(next, "the rate of site %s has a place at %s", a.profile.Name, next.UTC().Format(time.RFC3339))
 	}
 	return lease{}, src, place, a.suspended(suspendedUntil)
 }
@@ -109,13 +115,13 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// notAttempted hands every recipient back, due at: the site's rate has no
-// place for them sooner.
-func (a *siteAttempt) notAttempted(at time.Time) []mailroom.RecipientResult {
+// notAttempted hands every recipient back unattempted, due at, saying
+// why (format and args).
+func (a *siteAttempt) notAttempted(at time.Time, format string, args ...any) []mailroom.RecipientResult {
+	why := "not attempted: " + fmt.Sprintf(format, args...)
 	out := make([]mailroom.RecipientResult, len(a.del.Recipients))
 	for i, r := range a.del.Recipients {
-		out[i] = mailroom.RecipientResult{Recipient: r, Outcome: mailroom.NotAttempted, RetryAt: at,
-			Response: fmt.Sprintf("not attempted: the rate of site %s has a place at %s", a.profile.Name, at.UTC().Format(time.RFC3339))}
+		out[i] = mailroom.RecipientResult{Recipient: r, Outcome: mailroom.NotAttempted, RetryAt: at, Response: why}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +93,21 @@ func clientIP(t *testing.T, s smtptest.Session) netip.Addr {
 		t.Fatalf("session client %q: %v", s.Client, err)
 	}
 	return ap.Addr().Unmap()
+}
+
+// handedBack reports whether res is a delivery the transport handed back
+// unattempted because every connection to its site was in use and as many
+// deliveries waited for them (the delivery runtime claims it again once
+// the site has room), checking that it says so and names its site.
+func handedBack(t *testing.T, res []mailroom.RecipientResult, site string) bool {
+	t.Helper()
+	if res[0].Outcome != mailroom.NotAttempted {
+		return false
+	}
+	for _, r := range res {
+		if r.Outcome != mailroom.NotAttempted || r.RetryAt.IsZero() || r.Site != site || !strings.Contains(r.Response, "in use") {
+			t.Errorf("handed-back result %+v, want not attempted, due again, naming site %s and why", r, site)
+		}
+	}
+	return true
 }
