@@ -187,7 +187,7 @@ func TestRefusalsInARowAreOneEpisodeUpToMaxEpisode(t *testing.T) {
 	c := newClock()
 	tr := newTracker(t, c, Options{})
 	const before = 600.0 // the limited profile's rate
-	for range 16 { // 8 s of refusals, every 500 ms
+	for range 16 {       // 8 s of refusals, every 500 ms
 		throttle(tr, c, limited, false)
 		c.Advance(500 * time.Millisecond)
 	}
