@@ -160,15 +160,17 @@ func (d *Deliverer) Run(ctx context.Context) {
 	if d.Sites != nil {
 		sitesChanged = d.Sites.Changed()
 	}
+	minFree := w.lowWater()
 	for ctx.Err() == nil {
 		woken := d.wakeChan() // taken before the claim: a Wake during it is not missed
-		n, err := w.claimOnce()
+		n, err := w.claimOnce(minFree)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("delivery claim failed", "err", err)
 		}
 		if n > 0 && err == nil {
 			continue // more may be due
 		}
+		minFree = w.lowWater()
 		select {
 		case <-ctx.Done():
 		case <-woken:
@@ -177,6 +179,11 @@ func (d *Deliverer) Run(ctx context.Context) {
 		case <-sitesChanged: // a site has room again
 			w.futile = nil
 		case <-d.after(d.Poll):
+			// A poll claims into whatever slots are free: when slow
+			// receivers hold most of them for minutes, the few left
+			// would otherwise wait for the low-water mark meanwhile,
+			// and with them all other mail.
+			minFree = 1
 		}
 	}
 	drain := time.AfterFunc(max(0, d.DrainTimeout), cutOff)
@@ -199,7 +206,7 @@ func (d *Deliverer) after(wait time.Duration) <-chan time.Time {
 func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	w := &work{d: d, stop: ctx, exchanges: ctx, slots: max(1, d.MaxMessages),
 		freed: make(chan struct{}, 1)}
-	n, err := w.claimOnce()
+	n, err := w.claimOnce(w.lowWater())
 	w.inFlight.Wait()
 	return n, err
 }
@@ -226,14 +233,14 @@ type work struct {
 }
 
 // claimOnce claims as many messages as there are free slots (at most a
-// Batch), skipping destinations at their cap, and starts each one. It
-// returns how many recipients it claimed.
-func (w *work) claimOnce() (int, error) {
+// Batch), when at least minFree are, skipping destinations at their cap,
+// and starts each one. It returns how many recipients it claimed.
+func (w *work) claimOnce(minFree int) (int, error) {
 	d := w.d
 	free := w.slots - int(w.busy.Load())
 	// Nothing is claimed that could not be started (see mayStart): it
 	// would only be handed back, and claimed again, in a loop.
-	if free < w.lowWater() || d.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
+	if free < minFree || d.storageDown.Load() || (d.Healthy != nil && !d.Healthy()) {
 		return 0, nil
 	}
 	now := d.Now().UTC()
