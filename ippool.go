@@ -37,7 +37,10 @@ func ParseIPPool(v string) (IPPool, error) {
 	p := IPPool{Name: name}
 	seen := map[netip.Addr]bool{}
 	for item := range strings.SplitSeq(list, ",") {
-		addr, ehlo, _ := strings.Cut(strings.TrimSpace(item), "@")
+		addr, ehlo, named := strings.Cut(strings.TrimSpace(item), "@")
+		if named && ehlo == "" {
+			return IPPool{}, fmt.Errorf("--ip-pool %s: %q has an empty EHLO name after '@'", name, item)
+		}
 		ip, err := netip.ParseAddr(addr)
 		if err != nil {
 			return IPPool{}, fmt.Errorf("--ip-pool %s: %q is not an IP address", name, addr)

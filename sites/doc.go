@@ -119,6 +119,11 @@ const (
 	// episode of it, which halves the rate again and counts toward a
 	// suspension.
 	MaxEpisode = 10 * time.Second
+	// ConnectBackoff is the wait before a new connection to a key after a
+	// refusal on connecting, doubled for each refusal in a row, up to
+	// MaxConnectBackoff; a greeted connection ends it.
+	ConnectBackoff    = time.Second
+	MaxConnectBackoff = time.Minute
 	// EpisodeWindow: throttling replies within this of an episode's latest
 	// belong to it.
 	EpisodeWindow = time.Second

@@ -19,6 +19,7 @@ func (t *Tracker) Observe(key mailroom.SiteKey, e mailroom.SiteEvent) {
 	switch e.Kind {
 	case mailroom.SiteConnected:
 		k.open++
+		k.refusals, k.noConnectUntil = 0, time.Time{}
 	case mailroom.SiteDisconnected:
 		k.open = max(0, k.open-1)
 	case mailroom.SiteDelivered:
@@ -74,6 +75,11 @@ func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom
 		k.halve(at)
 	}
 	if onConnect {
+		// A receiver that refuses connections is not dialled again at
+		// once: each refusal in a row doubles the wait before the next
+		// new connection. The connections open go on carrying mail.
+		k.refusals++
+		k.noConnectUntil = later(k.noConnectUntil, at.Add(connectBackoff(k.refusals)))
 		// RFC 5321 §3.8: a 421 greeting ends the session. The receiver
 		// refused this connection with the others open: that is its cap.
 		k.episode.connSeen = max(k.episode.connSeen, max(1, k.open))
@@ -117,6 +123,17 @@ func (t *Tracker) suspend(k *keyState, at time.Time) mailroom.SiteSuspension {
 	k.suspendedUntil = s.Until
 	k.suspendedTill(s.Until)
 	return s
+}
+
+// connectBackoff is the wait before a new connection after n refusals on
+// connecting in a row: ConnectBackoff, doubled for each after the first,
+// at most MaxConnectBackoff.
+func connectBackoff(n int) time.Duration {
+	d := ConnectBackoff
+	for i := 1; i < n && d < MaxConnectBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxConnectBackoff)
 }
 
 // suspensionFor is the length of a suspension of level (1 is the first).

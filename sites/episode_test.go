@@ -148,7 +148,7 @@ func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 	}
 	c.Advance(400 * time.Millisecond)
 	throttle(tr, c, unlimited, true) // 2 open, same episode
-	if got := tr.MaxConnections(unlimited); got != 5 {
+	if got := limitOf(t, tr, unlimited); got != 5 {
 		t.Fatalf("limit after 421s seeing 2, 5 and 2 open = %d, want the highest, 5", got)
 	}
 	// A later episode with fewer open lowers it; more open never raises
@@ -156,7 +156,7 @@ func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 	event(tr, c, unlimited, mailroom.SiteDisconnected)
 	c.Advance(5 * time.Second)
 	throttle(tr, c, unlimited, true) // 1 open
-	if got := tr.MaxConnections(unlimited); got != 1 {
+	if got := limitOf(t, tr, unlimited); got != 1 {
 		t.Fatalf("limit after a 421 with 1 open = %d, want 1", got)
 	}
 	for range 6 {
@@ -167,13 +167,13 @@ func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 	if s := state(t, tr, unlimited); s.SuspendedUntil != nil {
 		t.Fatal("suspended")
 	}
-	if got := tr.MaxConnections(unlimited); got != 1 {
+	if got := limitOf(t, tr, unlimited); got != 1 {
 		t.Fatalf("limit after a 421 with 7 open = %d, want it kept at 1", got)
 	}
 	// None open: at least 1.
 	key := mailroom.SiteKey{Site: "limited", Source: "192.0.2.9"}
 	throttle(tr, c, key, true)
-	if got := tr.MaxConnections(key); got != 1 {
+	if got := limitOf(t, tr, key); got != 1 {
 		t.Fatalf("limit after a 421 with none open = %d, want 1", got)
 	}
 }
@@ -204,5 +204,35 @@ func TestRefusalsInARowAreOneEpisodeUpToMaxEpisode(t *testing.T) {
 	}
 	if state(t, tr, limited).SuspendedUntil == nil {
 		t.Fatalf("a receiver refusing every 500 ms for %v was not suspended", 8*time.Second+2*MaxEpisode)
+	}
+}
+
+// A receiver that refuses every connection is not dialled again at once:
+// each refusal in a row doubles the wait before the next new connection,
+// during which the site is not ready for mail no connection carries; a
+// greeted connection ends the wait.
+func TestRefusalsOnConnectingBackOffNewConnections(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	for i, wait := range []time.Duration{ConnectBackoff, 2 * ConnectBackoff, 4 * ConnectBackoff} {
+		throttle(tr, c, unlimited, true)
+		if got := tr.MaxConnections(unlimited); got != 0 {
+			t.Fatalf("refusal %d: %d new connections allowed with none open, want none until %v later", i+1, got, wait)
+		}
+		if got := tr.ReadyAt(unlimited.Site, c.Now()); !got.Equal(c.Now().Add(wait)) {
+			t.Fatalf("refusal %d: ReadyAt = %v, want %v later", i+1, got.Sub(c.Now()), wait)
+		}
+		c.Advance(wait)
+		if got := tr.MaxConnections(unlimited); got != 1 {
+			t.Fatalf("refusal %d: after the wait %d connections allowed, want the learned 1", i+1, got)
+		}
+	}
+	// Greeted: the wait is over at the next refusal's first step again.
+	event(tr, c, unlimited, mailroom.SiteConnected)
+	event(tr, c, unlimited, mailroom.SiteDisconnected)
+	c.Advance(time.Minute)
+	throttle(tr, c, unlimited, true)
+	if got := tr.ReadyAt(unlimited.Site, c.Now()); !got.Equal(c.Now().Add(ConnectBackoff)) {
+		t.Fatalf("after a greeted connection, a refusal's wait is %v, want %v", got.Sub(c.Now()), ConnectBackoff)
 	}
 }

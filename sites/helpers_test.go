@@ -131,3 +131,11 @@ func signalled(tr *Tracker) bool {
 		return false
 	}
 }
+
+// limitOf is key's connection limit as adapted, what the snapshot shows
+// (MaxConnections gives no more than are open while a key waits after
+// refusals on connecting).
+func limitOf(t *testing.T, tr *Tracker, key mailroom.SiteKey) int {
+	t.Helper()
+	return state(t, tr, key).MaxConnections
+}

@@ -71,7 +71,7 @@ func TestConnectionLimitRisesAfterALongQuiet(t *testing.T) {
 	event(tr, c, limited, mailroom.SiteConnected)
 	event(tr, c, limited, mailroom.SiteConnected)
 	throttle(tr, c, limited, true)
-	if got := tr.MaxConnections(limited); got != 2 {
+	if got := limitOf(t, tr, limited); got != 2 {
 		t.Fatalf("limit = %d, want 2", got)
 	}
 	deliverFor := func(d time.Duration) {
@@ -80,23 +80,23 @@ func TestConnectionLimitRisesAfterALongQuiet(t *testing.T) {
 		}
 	}
 	deliverFor(ConnectionQuiet - time.Minute)
-	if got := tr.MaxConnections(limited); got != 2 {
+	if got := limitOf(t, tr, limited); got != 2 {
 		t.Fatalf("limit raised to %d before %v without a 421 on connect", got, ConnectionQuiet)
 	}
 	deliverFor(time.Minute + time.Second)
-	if got := tr.MaxConnections(limited); got != 3 {
+	if got := limitOf(t, tr, limited); got != 3 {
 		t.Fatalf("limit after %v of deliveries = %d, want 3", ConnectionQuiet, got)
 	}
 	// The receiver says its cap again: the limit goes back to it and the
 	// quiet starts over.
 	throttle(tr, c, limited, true)
 	deliverFor(ConnectionQuiet - time.Minute)
-	if got := tr.MaxConnections(limited); got != 2 {
+	if got := limitOf(t, tr, limited); got != 2 {
 		t.Fatalf("limit %d after a new 421 on connect, want 2 until another quiet %v", got, ConnectionQuiet)
 	}
 	// Never above the profile's share.
 	deliverFor(10 * ConnectionQuiet)
-	if got := tr.MaxConnections(limited); got != 5 {
+	if got := limitOf(t, tr, limited); got != 5 {
 		t.Fatalf("limit after a long quiet = %d, want the profile's 5", got)
 	}
 }

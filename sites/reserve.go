@@ -6,12 +6,18 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// MaxConnections is how many connections key may have open now.
+// MaxConnections is how many connections key may have open now: its
+// limit, or, while it waits after refusals on connecting, no more than
+// are open (0 when none is).
 func (t *Tracker) MaxConnections(key mailroom.SiteKey) int {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.key(key, now).connLimit
+	k := t.key(key, now)
+	if now.Before(k.noConnectUntil) {
+		return min(k.connLimit, k.open)
+	}
+	return k.connLimit
 }
 
 // Reserve takes one transaction's place in key's rate. A suspended key
@@ -89,6 +95,10 @@ func (t *Tracker) ReadyAt(site string, now time.Time) time.Time {
 			raised = true
 		}
 		at := k.nextPlace(now)
+		if k.open == 0 && k.noConnectUntil.After(at) {
+			// No connection to carry it, and none may be made yet.
+			at = k.noConnectUntil
+		}
 		if k.suspended(now) {
 			at = k.suspendedUntil
 		}

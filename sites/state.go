@@ -23,6 +23,11 @@ type keyState struct {
 
 	connLimit int
 	open      int
+	// refusals counts the refusals on connecting since a connection was
+	// last greeted, and noConnectUntil is when a new connection may be
+	// made again after the last of them (ConnectBackoff).
+	refusals       int
+	noConnectUntil time.Time
 	// connQuiet is the last throttle on connecting, or the last rise of
 	// connLimit: ConnectionQuiet after it, a delivery raises the limit.
 	connQuiet time.Time

@@ -213,7 +213,13 @@ func (cs *conns) try(w connRequest) (lease, bool) {
 	for i := range n {
 		k := w.keys[(start+i)%n]
 		kc := cs.keys[k]
-		if kc != nil && kc.open >= cs.capOf(k) {
+		open := 0
+		if kc != nil {
+			open = kc.open
+		}
+		if open >= cs.capOf(k) {
+			// At its cap; a cap of 0 (a site that refuses connections,
+			// while it waits after the refusal) takes none.
 			continue
 		}
 		if full {

@@ -95,7 +95,8 @@ func newEngine(cfg engineConfig) *engine {
 	cfg.maxTotal = positive.Or(cfg.maxTotal, DefaultMaxConns)
 	capOf := func(connKey) int { return cfg.maxPerHost }
 	if sites := cfg.sites; sites != nil {
-		capOf = func(k connKey) int { return max(1, sites.MaxConnections(k)) }
+		// 0 while a site that refused a connection may not be dialled again.
+		capOf = func(k connKey) int { return max(0, sites.MaxConnections(k)) }
 	}
 	e := &engine{cfg: cfg, conns: newConns(cfg.maxTotal, cfg.idleTimeout, capOf, cfg.sites != nil)}
 	if cfg.plainFallback {

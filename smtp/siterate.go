@@ -35,9 +35,12 @@ func (a *siteAttempt) start(ctx context.Context, sources []mailroom.SourceAddres
 				return lease{}, src, place, a.del.NotAttempted()
 			}
 			if errors.Is(err, errBusy) {
-				// Handed back, due now: the runtime claims it again once
-				// the site has room.
-				return lease{}, src, place, a.notAttempted(a.now(), "every connection to site %s is in use", a.profile.Name)
+				// Handed back, due when the site may take it (now, or
+				// when a refused site may be dialled again): the runtime
+				// claims it again once the site has room.
+				now := a.now()
+				return lease{}, src, place, a.notAttempted(later(now, a.sites.ReadyAt(a.profile.Name, now)),
+					"every connection to site %s is in use", a.profile.Name)
 			}
 			why := deferred(enhCongestion, "no connection to site %s could be had before the deadline: %v", a.profile.Name, err)
 			return lease{}, src, place, results(a.del.Recipients, "", why)
@@ -106,6 +109,13 @@ func cancelPlace(p mailroom.SiteReservation) {
 	if p.Cancel != nil {
 		p.Cancel()
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -241,3 +241,47 @@ func TestSiteConnectTimeoutBoundsGreeting(t *testing.T) {
 		t.Errorf("%q, want the greeting timed out", res[0].Response)
 	}
 }
+
+// A receiver that refuses every connection is not dialled again at once
+// (as many times as deliveries come for it): after a refusal, no new
+// connection is made until the site's wait after it has passed, and the
+// deliveries meanwhile are handed back, due then.
+func TestSiteRefusingConnectionsIsNotRedialledAtOnce(t *testing.T) {
+	mx := startAt(t, "127.0.0.2", 0, smtptest.WithMaxConnections(1))
+	dnsSrv := dnstest.Start(t)
+	publishMX(dnsSrv, "a.test", 10, "mx1.bigmail.test", "127.0.0.2")
+	clock := newTestClock()
+	sites := newTracker(clock.Now, bigmail)
+	d := newSiteDirect(t, dnsSrv, mx.Port(), sites)
+	d.Now = clock.Now
+	source := testPool.Addresses[0]
+	d.Pools = []mailroom.IPPool{{Name: "one", Addresses: []mailroom.SourceAddress{source}}}
+	// Another client on the same address holds the receiver's one
+	// connection: every connection of ours is refused.
+	other := net.Dialer{LocalAddr: &net.TCPAddr{IP: source.IP.AsSlice()}}
+	blocker, err := other.Dial("tcp", mx.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close()
+	mx.WaitStats(t, testTimeout, func(s smtptest.Stats) bool { return s.Open == 1 })
+
+	for i := range 20 {
+		res := deliver(t, d, delivery("a.test", fmt.Sprintf("x%d@a.test", i)))
+		if i == 0 {
+			want(t, res[0], mailroom.Deferred, 421, "4.7.0", "Too many")
+			continue
+		}
+		if !handedBack(t, res, "bigmail") || !res[0].RetryAt.Equal(clock.Now().Add(time.Second)) {
+			t.Fatalf("delivery %d right after a refusal: %+v, want handed back until the wait after it ends", i, res[0])
+		}
+	}
+	if n := mx.Stats().Refused; n != 1 {
+		t.Fatalf("the receiver refused %d connections from 20 deliveries at one moment, want 1", n)
+	}
+	clock.Add(time.Second)
+	want(t, deliver(t, d, delivery("a.test", "y@a.test"))[0], mailroom.Deferred, 421, "4.7.0", "Too many")
+	if n := mx.Stats().Refused; n != 2 {
+		t.Fatalf("after the wait the receiver refused %d connections in all, want 2", n)
+	}
+}
