@@ -48,7 +48,8 @@ type conns struct {
 	// turn is where each group of candidate keys begins its next search
 	// (connRequest.group), so that equals take turns.
 	turn map[string]int
-	// waiting counts the deliveries waiting per group (dynamic caps only).
+	// waiting counts the deliveries waiting per destination and pool
+	// (connRequest.waitKey; dynamic caps only).
 	waiting map[string]int
 }
 
@@ -140,8 +141,8 @@ func (cs *conns) acquire(ctx context.Context, w connRequest) (lease, error) {
 	defer func() {
 		if waiting {
 			cs.mu.Lock()
-			if cs.waiting[w.group]--; cs.waiting[w.group] <= 0 {
-				delete(cs.waiting, w.group)
+			if cs.waiting[w.waitKey()]--; cs.waiting[w.waitKey()] <= 0 {
+				delete(cs.waiting, w.waitKey())
 			}
 			cs.mu.Unlock()
 		}
@@ -150,11 +151,11 @@ func (cs *conns) acquire(ctx context.Context, w connRequest) (lease, error) {
 		cs.mu.Lock()
 		l, ok := cs.try(w)
 		if !ok && cs.dynamic && !waiting {
-			if cs.waiting[w.group] >= cs.capsOf(w) {
+			if cs.waiting[w.waitKey()] >= cs.capsOf(w) {
 				cs.mu.Unlock()
 				return lease{}, errBusy
 			}
-			cs.waiting[w.group]++
+			cs.waiting[w.waitKey()]++
 			waiting = true
 		}
 		wake := cs.wake
@@ -169,6 +170,15 @@ func (cs *conns) acquire(ctx context.Context, w connRequest) (lease, error) {
 			return lease{}, ctx.Err()
 		}
 	}
+}
+
+// waitKey names the connections w waits for: its destination's, from its
+// pool.
+func (w connRequest) waitKey() string {
+	if len(w.keys) == 0 {
+		return w.group
+	}
+	return w.keys[0].Site + "\x00" + w.group
 }
 
 // capsOf is the sum of the caps of w's keys: how many deliveries the

@@ -50,11 +50,14 @@ func (d *Direct) warnUnknownPool(name, fallback string) {
 }
 
 // poolKeys are the connKeys of dest (a site or an MX host) from each
-// address of p, in order, and the group they take turns in.
+// address of p, in order, and the group they take turns in: the pool.
 func poolKeys(dest string, p mailroom.IPPool) ([]connKey, string) {
 	keys := make([]connKey, len(p.Addresses))
 	for i, a := range p.Addresses {
 		keys[i] = connKey{Site: dest, Source: sourceName(a.IP)}
 	}
-	return keys, dest + "\x00" + p.Name
+	// The pool's addresses take turns across every destination: turns per
+	// destination would send the first connection to each new site from
+	// the pool's first address, and mail to many sites from it alone.
+	return keys, p.Name
 }
