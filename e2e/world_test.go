@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	"github.com/mailroom/mailroom/poll"
@@ -37,26 +35,11 @@ func (w *world) flags() []string {
 		"--smtp-port", fmt.Sprint(w.mx.Port()), "--retry-min-delay", "200ms"}
 }
 
-// verifyDomain adds name through node s, publishes its records and verifies it.
+// verifyDomain adds name through node s, publishes its records in the
+// world's DNS and verifies it.
 func (w *world) verifyDomain(t *testing.T, c *apitest.Client, key, name string) {
 	t.Helper()
-	r := c.Do(apitest.Request{Method: "POST", Path: "/v1/domains", Key: key, Body: map[string]string{"name": name}})
-	var d struct {
-		Records []mailroom.DNSRecord `json:"records"`
-	}
-	if err := json.Unmarshal(r.Body, &d); err != nil || r.Status != 201 {
-		t.Fatalf("add domain: %d %s", r.Status, r.Body)
-	}
-	for _, rec := range d.Records {
-		if rec.Type == "MX" {
-			w.dns.SetMX(rec.Name, uint16(*rec.Priority), rec.Value)
-		} else {
-			w.dns.SetTXT(rec.Name, rec.Value)
-		}
-	}
-	if r := c.Do(apitest.Request{Method: "POST", Path: "/v1/domains/" + name + "/verify", Key: key}); r.Str("status") != "verified" {
-		t.Fatalf("verify: %s", r.Body)
-	}
+	publishAndVerify(t, w.dns, c, key, name)
 }
 
 // receivedByMessageID counts the copies of each message the server got.
