@@ -49,7 +49,9 @@
 //     key's connection limit to the connections open at that moment (at
 //     least 1): the receiver has said its cap. Parallel refusals see
 //     different counts, so the highest count within the episode is kept,
-//     never above the limit before the episode.
+//     never above the limit before the episode; connections greeted during
+//     the episode count too, since a refusal is often read before the
+//     greetings the receiver sent first.
 //
 // Replies that arrive while the key is suspended are recorded (for `mailroom
 // sites`) but start no episode: they answer what was sent before.

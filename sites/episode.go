@@ -20,6 +20,7 @@ func (t *Tracker) Observe(key mailroom.SiteKey, e mailroom.SiteEvent) {
 	case mailroom.SiteConnected:
 		k.open++
 		k.refusals, k.noConnectUntil = 0, time.Time{}
+		k.greetedInEpisode(at)
 	case mailroom.SiteDisconnected:
 		k.open = max(0, k.open-1)
 	case mailroom.SiteDelivered:
@@ -87,6 +88,22 @@ func (t *Tracker) throttled(k *keyState, at time.Time, onConnect bool) (mailroom
 		k.connQuiet = at
 	}
 	return mailroom.SiteSuspension{}, false
+}
+
+// greetedInEpisode counts a connection greeted at at, during an episode
+// in which the receiver refused others on connecting, as one its cap
+// allows. In a burst of new connections the receiver greets some and
+// refuses the rest at once, and a refusal is often read before the
+// greetings it was sent after: the connections open at that moment
+// undercount what the receiver let in, and the cap learned from them
+// alone would be lower than the receiver's. t.mu must be held.
+func (k *keyState) greetedInEpisode(at time.Time) {
+	e := &k.episode
+	if e.connSeen == 0 || at.Sub(e.last) > EpisodeWindow || at.Sub(e.start) > MaxEpisode {
+		return
+	}
+	e.connSeen = max(e.connSeen, k.open)
+	k.connLimit = min(e.connBefore, e.connSeen)
 }
 
 // halve lowers k's rate for a new episode, and sets the step by which

@@ -131,6 +131,31 @@ func TestFirstContactBurstDoesNotSuspend(t *testing.T) {
 	}
 }
 
+// In a burst, the receiver's refusals are often read before the
+// greetings it sent first: connections greeted in the episode after a
+// refusal count towards the cap it learns, up to the limit before it.
+func TestConnectThrottleCountsGreetingsReadAfterTheRefusal(t *testing.T) {
+	c := newClock()
+	tr := newTracker(t, c, Options{})
+	throttle(tr, c, unlimited, true) // none greeted yet
+	if got := limitOf(t, tr, unlimited); got != 1 {
+		t.Fatalf("limit after a 421 with none open = %d, want 1", got)
+	}
+	c.Advance(10 * time.Millisecond)
+	for range 3 {
+		event(tr, c, unlimited, mailroom.SiteConnected)
+	}
+	if got := limitOf(t, tr, unlimited); got != 3 {
+		t.Fatalf("limit after 3 greetings read after the 421 = %d, want 3", got)
+	}
+	// Once the episode is over, greetings say nothing of the cap.
+	c.Advance(EpisodeWindow + time.Second)
+	event(tr, c, unlimited, mailroom.SiteConnected)
+	if got := limitOf(t, tr, unlimited); got != 3 {
+		t.Fatalf("limit after a greeting past the episode = %d, want it kept at 3", got)
+	}
+}
+
 func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 	c := newClock()
 	tr := newTracker(t, c, Options{})
@@ -159,10 +184,10 @@ func TestConnectThrottleLearnsTheHighestOpenCount(t *testing.T) {
 	if got := limitOf(t, tr, unlimited); got != 1 {
 		t.Fatalf("limit after a 421 with 1 open = %d, want 1", got)
 	}
+	c.Advance(SuspendWindow + time.Second) // not a third episode within a minute
 	for range 6 {
 		event(tr, c, unlimited, mailroom.SiteConnected)
 	}
-	c.Advance(SuspendWindow + time.Second) // not a third episode within a minute
 	throttle(tr, c, unlimited, true)
 	if s := state(t, tr, unlimited); s.SuspendedUntil != nil {
 		t.Fatal("suspended")
