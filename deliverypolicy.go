@@ -51,7 +51,7 @@ func NewAttempt(q *QueuedRecipient, res RecipientResult, now time.Time, p RetryP
 	r.Attempts++
 	r.LastAttemptAt = &now
 	r.NextAttemptAt = nil
-	r.SMTPCode, r.SMTPResponse, r.MX, r.Unencrypted = res.Code, res.Response, res.MX, res.Unencrypted
+	r.SMTPCode, r.SMTPResponse, r.MX, r.Unencrypted, r.TLS = res.Code, res.Response, res.MX, res.Unencrypted, res.TLS
 	if res.Site != "" {
 		r.Site = res.Site
 	}

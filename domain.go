@@ -29,6 +29,9 @@ type Domain struct {
 	// IPPool names the pool of source addresses its mail leaves from
 	// (--ip-pool); "" is the default pool.
 	IPPool string
+	// TLS is the domain's requirement of the TLS its mail leaves over;
+	// "" reads as TLSOpportunistic (TLSMode.OrDefault).
+	TLS TLSMode
 
 	CreatedAt     time.Time
 	VerifiedAt    *time.Time

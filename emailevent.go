@@ -54,8 +54,10 @@ type EmailEventDetail struct {
 	// Site is the destination site of the attempt.
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
-	Reason  DeferralReason `json:"reason,omitempty"`
-	Attempt int            `json:"attempt"`
+	Reason DeferralReason `json:"reason,omitempty"`
+	// TLS is the TLS of the attempt's session (docs/api.md "TLS policy").
+	TLS     *TLSInfo `json:"tls,omitempty"`
+	Attempt int      `json:"attempt"`
 }
 
 // NewEmailEvent makes the event typ for recipient r of message m, its
@@ -70,9 +72,12 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 	data := &EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
 		EmailEventDetail: EmailEventDetail{SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted,
-			Attempt: r.Attempts, Site: r.Site},
+			Attempt: r.Attempts, Site: r.Site, TLS: r.TLS},
 	}
-	if typ == EventEmailDeferred {
+	if typ == EventEmailDeferred || typ == EventEmailFailed {
+		// A recipient that fails at the end of its retry window fails for
+		// the reason it was last deferred (tls_required for a domain
+		// whose receivers never gave verified TLS).
 		data.Reason = r.LastDeferralReason
 	}
 	if typ == EventEmailBounced {
@@ -104,10 +109,12 @@ type MessageSummary struct {
 	Tags      map[string]string
 	Domain    string
 	CreatedAt time.Time
+	// RequireTLS is the message's RequireTLS.
+	RequireTLS bool
 }
 
 // Summary returns m's summary.
 func (m *Message) Summary() *MessageSummary {
 	return &MessageSummary{ID: m.ID, AccountID: m.AccountID, From: m.From.Address, Subject: m.Subject,
-		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt}
+		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt, RequireTLS: m.RequireTLS}
 }

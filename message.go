@@ -43,6 +43,10 @@ type Message struct {
 
 	CreatedAt   time.Time
 	ScheduledAt *time.Time
+	// RequireTLS is the send's requireTls (RFC 8689 REQUIRETLS): the mail
+	// goes only over verified TLS to an MX an MTA-STS policy validates and
+	// that advertises REQUIRETLS, or bounces with 5.7.30.
+	RequireTLS bool
 
 	Recipients []*Recipient
 
@@ -143,6 +147,9 @@ type Recipient struct {
 	// LastDeferralReason is why the recipient was last deferred; it stays
 	// after a later delivery, as history.
 	LastDeferralReason DeferralReason
+	// TLS is the TLS the last attempt's session ran under, nil in clear
+	// or when no session was had.
+	TLS *TLSInfo
 }
 
 // Domain is the recipient's domain, which decides where the mail goes.

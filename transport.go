@@ -39,6 +39,11 @@ type Delivery struct {
 	// before: a plain 4.7.1 or 4.2.0 is then greylisting
 	// (mailroom.IsGreylisting).
 	FirstAttempt bool
+	// RequireTLS is the send's requireTls (RFC 8689 REQUIRETLS), TLSMode
+	// the sending domain's tls: with the recipient domain's MTA-STS policy
+	// they make the delivery's TLSRequirement.
+	RequireTLS bool
+	TLSMode    TLSMode
 }
 
 // NotAttempted returns the results of a delivery that sent nothing because
@@ -102,6 +107,9 @@ type RecipientResult struct {
 	// retry schedule's delay is not applied then. For NotAttempted it is
 	// when the recipient is handed back for.
 	RetryAt time.Time
+	// TLS is the TLS of the session that gave this result, nil when it
+	// ran in clear or none was had.
+	TLS *TLSInfo
 }
 
 // Transport sends deliveries: straight to recipients' MX hosts, through a
@@ -169,6 +177,8 @@ type Signed struct {
 	// IPPool is the sending domain's pool of source addresses, "" for
 	// the default.
 	IPPool string
+	// TLSMode is the sending domain's tls.
+	TLSMode TLSMode
 }
 
 // For returns the bytes recipient is sent.

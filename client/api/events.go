@@ -170,9 +170,35 @@ type EmailEventData struct {
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
 	Reason DeferralReason `json:"reason,omitempty"`
+	// TLS is the TLS the attempt's SMTP session ran under; nil in clear
+	// text, and on events of no attempt.
+	TLS *TLSInfo `json:"tls,omitempty"`
 	// Attempt counts the delivery attempts so far.
 	Attempt int `json:"attempt"`
 }
+
+// TLSInfo is the TLS of an SMTP session with a recipient's MX host.
+type TLSInfo struct {
+	// Version is "TLS1.2" or "TLS1.3" (older servers: "TLS1.0", "TLS1.1").
+	Version string `json:"version"`
+	// Cipher is the cipher suite's IANA name.
+	Cipher string `json:"cipher"`
+	// Verified says the certificate was valid for the MX host's name.
+	Verified bool `json:"verified"`
+	// Policy is the TLS policy the session was made under.
+	Policy TLSPolicy `json:"policy"`
+}
+
+// TLSPolicy names the policy of a delivery attempt (docs/api.md "TLS
+// policy"): the strongest that applies.
+type TLSPolicy string
+
+const (
+	TLSPolicyRequireTLS    TLSPolicy = "requiretls"
+	TLSPolicyMTASTS        TLSPolicy = "mta-sts"
+	TLSPolicyEnforced      TLSPolicy = "enforced"
+	TLSPolicyOpportunistic TLSPolicy = "opportunistic"
+)
 
 // DomainEventData is the data of a domain.* event: the domain's status
 // and each record's, without the values (GET /v1/domains/{domain} has
