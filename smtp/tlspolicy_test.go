@@ -300,3 +300,16 @@ func TestRequireTLSWithoutMTASTSBouncesWithoutConnecting(t *testing.T) {
 		t.Errorf("lookups afterFailure %v, want one after a failure", failing.afterFailure)
 	}
 }
+
+// A testing policy whose MX patterns do not name the host: delivered over
+// verified TLS, the mismatch reported.
+func TestTestingMTASTSReportsAnMXOutsideThePolicy(t *testing.T) {
+	w := newTLSWorld(t)
+	mx := w.receiver(t, smtptest.WithCertificate(w.ca.Issue(t, mxName)))
+	d := w.direct(t, mx.Port(), enforcePolicy(mailroom.MTASTSTesting, "mx.elsewhere.test"))
+
+	res := deliver(t, d, delivery("example.test", "a@example.test"))
+	want(t, res[0], mailroom.Delivered, 250, "2.0.0", "queued as")
+	wantTLS(t, res[0], true, mailroom.TLSPolicyMTASTS)
+	wantObserved(t, w.observer.only(t), mailroom.TLSPolicyMTASTS, mailroom.TLSVerified, mailroom.TLSFailValidation, mxName)
+}
