@@ -1,6 +1,7 @@
 package smtp
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -312,4 +313,23 @@ func TestTestingMTASTSReportsAnMXOutsideThePolicy(t *testing.T) {
 	want(t, res[0], mailroom.Delivered, 250, "2.0.0", "queued as")
 	wantTLS(t, res[0], true, mailroom.TLSPolicyMTASTS)
 	wantObserved(t, w.observer.only(t), mailroom.TLSPolicyMTASTS, mailroom.TLSVerified, mailroom.TLSFailValidation, mxName)
+}
+
+// REQUIRETLS where one host lacks it and another does not answer: the
+// recipients wait (the host that did not answer may qualify), naming both.
+func TestRequireTLSDefersWhenAHostMayYetQualify(t *testing.T) {
+	w := newTLSWorld(t)
+	mx := startAt(t, "127.0.0.2", 0, smtptest.WithCertificate(w.ca.Issue(t, mxName)))
+	publishMX(w.dns, "example.test", 10, mxName, "127.0.0.2")
+	publishMX(w.dns, "example.test", 20, "down.example.test", "127.0.0.3") // nothing listens there
+	d := w.direct(t, mx.Port(), enforcePolicy(mailroom.MTASTSEnforce, "*.example.test"))
+	del := delivery("example.test", "a@example.test")
+	del.RequireTLS = true
+
+	res := deliver(t, d, del)
+	wantTLSRequired(t, res, mxName+": does not offer REQUIRETLS")
+	if !strings.Contains(res[0].Response, "down.example.test") {
+		t.Errorf("response %q does not name the host that did not answer", res[0].Response)
+	}
+	wantNothingSent(t, mx)
 }
