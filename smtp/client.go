@@ -2,6 +2,7 @@ package smtp
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mailroom/mailroom"
 )
 
 // Limits on what a server may send in one reply. RFC 5321 §4.5.3.1.5 allows
@@ -44,6 +47,15 @@ type client struct {
 	// §4.1.1.1); empty after HELO.
 	ext map[string]string
 	tls bool
+	// tlsState is the session's TLS, when tls; verified says its
+	// certificate chains to a trusted root and is valid for host (RFC 8461
+	// §4.2, RFC 6125), checked by Direct after the handshake (see
+	// verifyPeer). tlsFailure and tlsDetail say what fell short of
+	// verified TLS (RFC 8460 §4.3), "" when nothing did.
+	tlsState   tls.ConnectionState
+	verified   bool
+	tlsFailure mailroom.TLSFailure
+	tlsDetail  string
 	// transactions counts the transactions begun on the session, for a
 	// site's messages per connection.
 	transactions int

@@ -115,6 +115,10 @@ type connRequest struct {
 	// prefer, when set, is the only host whose idle session is taken: a
 	// greylisted recipient goes back to the host that refused it.
 	prefer string
+	// fits, when set, says whether an idle session may carry the delivery
+	// at all: its TLS meets the delivery's requirement (tlsGate.fits).
+	// One that does not stays idle for others.
+	fits func(c *client) bool
 }
 
 // lease is what acquire hands a delivery: an idle session, or a slot for
@@ -253,7 +257,8 @@ func (cs *conns) try(w connRequest) (lease, bool) {
 		return l, true
 	}
 	// Every key is at its cap. Idle sessions this delivery cannot use (to
-	// another host) give way to its own, one at a time.
+	// another host, or without the TLS it requires) give way to its own,
+	// one at a time, as they would to any waiting delivery.
 	for i := range n {
 		k := w.keys[(start+i)%n]
 		if kc := cs.keys[k]; kc != nil && len(kc.idle) > 0 && kc.open-kc.closing >= cs.capOf(k) {
@@ -272,6 +277,9 @@ func (kc *keyConns) takeIdle(w connRequest) *idleSession {
 	for i := len(kc.idle) - 1; i >= 0; i-- {
 		host := kc.idle[i].c.host
 		if w.prefer != "" && host != w.prefer {
+			continue
+		}
+		if w.fits != nil && !w.fits(kc.idle[i].c) {
 			continue
 		}
 		r := 0

@@ -3,6 +3,7 @@ package smtp
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -26,14 +27,28 @@ type Direct struct {
 	Hostname string
 	// Port is dialled on every MX host (--smtp-port); zero means 25.
 	Port int
-	// TLSConfig is used for STARTTLS. Nil means opportunistic TLS as MTAs
-	// do it (RFC 7435): encrypt whenever the server offers STARTTLS, but
-	// do not verify its certificate, since an MX host's certificate rarely
-	// names it and refusing would only push the mail into clear text.
-	// Whatever the configuration, a server whose TLS fails gets the mail
-	// in clear on a new connection (see engine.open): direct delivery
-	// never requires TLS.
+	// TLSConfig is the base of every STARTTLS handshake (versions, cipher
+	// suites); nil accepts any version from TLS 1.0, as MTAs do (RFC 7435
+	// §1). Whatever it says, the handshake itself verifies nothing
+	// (InsecureSkipVerify): the certificate is checked afterwards, against
+	// RootCAs and for the MX host's name (RFC 8461 §4.2), so that a
+	// session whose certificate fails is still encrypted where no policy
+	// requires more, and knows it is not verified. Where a policy requires
+	// verified TLS (an enforced MTA-STS policy, a sending domain's
+	// "enforced", REQUIRETLS; see tlsGate), a host without it is refused
+	// and its mail never goes in clear; otherwise a server whose TLS fails
+	// gets the mail in clear on a new connection (see engine.open).
 	TLSConfig *tls.Config
+	// RootCAs are the roots certificates are checked against; nil means
+	// the system's, which on Linux honour SSL_CERT_FILE and SSL_CERT_DIR.
+	RootCAs *x509.CertPool
+	// MTASTS finds each recipient domain's MTA-STS policy (RFC 8461;
+	// package mtasts); nil: no domain has one.
+	MTASTS mailroom.MTASTSPolicies
+	// TLSObserver is told of every TLS decision on a session and of every
+	// policy that could not be had (TLS-RPT, RFC 8460; package tlsrpt);
+	// nil: no one is.
+	TLSObserver mailroom.TLSObserver
 	// Dialer opens connections; nil means a net.Dialer.
 	Dialer Dialer
 
@@ -100,12 +115,14 @@ func NewDirect(resolver *dns.Resolver, hostname string) *Direct {
 
 func (d *Direct) engine() *engine {
 	d.once.Do(func() {
-		cfg := d.TLSConfig
+		cfg := d.TLSConfig.Clone()
 		if cfg == nil {
 			// Any TLS is better than none here (RFC 7435 §1), so old
 			// servers are met where they are.
-			cfg = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}
+			cfg = &tls.Config{MinVersion: tls.VersionTLS10}
 		}
+		// Checked after the handshake instead (verifyPeer).
+		cfg.InsecureSkipVerify = true
 		d.eng = newEngine(engineConfig{
 			hostname:       d.Hostname,
 			dialer:         d.Dialer,
@@ -117,6 +134,8 @@ func (d *Direct) engine() *engine {
 			maxTotal:       d.MaxConns,
 			sites:          d.Sites,
 			tlsConfig:      cfg,
+			verifyCerts:    true,
+			roots:          d.RootCAs,
 			plainFallback:  true,
 		})
 	})
@@ -129,6 +148,16 @@ func (d *Direct) engine() *engine {
 // §5.1), and returns one result per recipient in order. Once a host has
 // answered the transaction, its replies are final for this attempt. With
 // Sites, the delivery goes to its site (see toSite).
+//
+// The delivery's TLS requirement (tlsGate: REQUIRETLS, the recipient
+// domain's MTA-STS policy, the sending domain's tls, the strongest
+// winning) decides which hosts and sessions may carry it. When none
+// qualified, every recipient is deferred with reason tls_required (enhanced
+// code 4.7.5, the text naming each host refused and why); a REQUIRETLS
+// delivery is bounced instead (550 5.7.30, RFC 8689 §5) unless some host
+// failed for another reason or the MTA-STS policy could not be fetched,
+// which may pass. One without a validated MX (no MTA-STS policy in enforce
+// mode) bounces without connecting anywhere.
 func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom.RecipientResult {
 	if len(del.Recipients) == 0 {
 		return nil
@@ -139,7 +168,16 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 	if resolver == nil {
 		resolver = &dns.Resolver{}
 	}
+	gate := d.gate(ctx, del, domain)
 	rt, why, ok := findRoute(ctx, resolver, domain)
+	if ok && !slices.ContainsFunc(rt.hosts, gate.allows) {
+		// No host may be used: decided here, before any slot or
+		// place in a site's rate is taken.
+		for _, host := range rt.hosts {
+			gate.rejectMX(host)
+		}
+		why, ok = gate.verdict(why), false
+	}
 	if !ok {
 		// No host was involved: MX stays empty.
 		res := results(del.Recipients, "", why)
@@ -157,13 +195,17 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 	hosts := preferFirst(rt.hosts, hostName(del.PreferMX))
 	pool := d.sourcePool(del.IPPool)
 	if d.Sites != nil {
-		return d.toSite(ctx, eng, del, domain, rt.hosts, hosts, pool, addrs)
+		return d.toSite(ctx, eng, del, domain, rt.hosts, hosts, pool, addrs, gate)
 	}
 	last := domain
 	for _, host := range hosts {
 		last = host
+		if !gate.allows(host) {
+			why = gate.rejectMX(host)
+			continue
+		}
 		keys, group := poolKeys(host, pool)
-		res, failure, ok := eng.attempt(ctx, host, connRequest{keys: keys, group: group}, pool.Addresses, addrs, del)
+		res, failure, ok := eng.attempt(ctx, host, connRequest{keys: keys, group: group}, pool.Addresses, addrs, del, gate)
 		if ok {
 			return res
 		}
@@ -172,7 +214,7 @@ func (d *Direct) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom
 			break
 		}
 	}
-	return results(del.Recipients, last, why)
+	return results(del.Recipients, last, gate.verdict(why))
 }
 
 // preferFirst puts prefer first among hosts when it is one of them: a

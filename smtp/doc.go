@@ -2,13 +2,20 @@
 // mailroom.Transport implementations of docs/api.md "Command line"'s --delivery modes:
 //
 //   - Direct looks up each recipient domain's MX hosts and delivers to them
-//     the way a mail server does: STARTTLS when offered, and the message in
-//     clear on a new connection when the server's TLS fails (RFC 7435),
-//     pipelining, all the recipients of a domain in one transaction,
+//     the way a mail server does: STARTTLS when offered, the certificate
+//     checked for the MX host's name (RFC 8461 §4.2) after a handshake that
+//     accepts any, and the message in clear on a new connection when the
+//     server's TLS fails (RFC 7435) unless the delivery's TLS policy
+//     requires verified TLS (tlsgate.go: an enforced MTA-STS policy, RFC
+//     8461; a sending domain's tls "enforced"; REQUIRETLS, RFC 8689): then
+//     only the hosts the policy allows, only over verified TLS, else the
+//     recipients wait (tls_required) or, for REQUIRETLS, bounce with
+//     5.7.30; every TLS decision is told to a mailroom.TLSObserver
+//     (TLS-RPT, RFC 8460); pipelining, all the recipients of a domain in one transaction,
 //     connections kept for the next message to the same host, and a cap on
 //     connections per host and overall so that one slow receiver never
 //     stalls the others. Each result says whether its session was
-//     unencrypted. With mailroom.Sites it delivers per site (docs/api.md
+//     unencrypted, and under TLS which (mailroom.TLSInfo). With mailroom.Sites it delivers per site (docs/api.md
 //     "How mail leaves"): connections capped and shared by every domain of
 //     a provider, a place in the site's rate before each transaction,
 //     throttling replies told to the site and waited out; with IP pools,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/netip"
 	"time"
@@ -66,6 +67,13 @@ type engineConfig struct {
 	// requireTLS fails a session that cannot have TLS rather than going on
 	// in clear: credentials are never sent unencrypted.
 	requireTLS bool
+	// verifyCerts checks every TLS session's certificate after the
+	// handshake against roots (nil: the system's) for the host's name
+	// (verifyPeer); the handshake itself verifies nothing (tlsConfig
+	// skips it), so that a certificate that fails still encrypts where no
+	// policy requires more. Direct sets it; a relay's handshake verifies.
+	verifyCerts bool
+	roots       *x509.CertPool
 	// plainFallback dials a server whose TLS failed again and goes on in
 	// clear, remembering the failure for a while (see engine.open). Direct
 	// sets it; a relay never does.
@@ -124,6 +132,8 @@ type dialSpec struct {
 	key       connKey
 	throttled throttleRule
 	now       func() time.Time
+	// gate is the delivery's TLS requirement (nil: none, a relay's).
+	gate *tlsGate
 }
 
 // spec is the dialSpec from src without a site: the engine's timeouts.
@@ -134,15 +144,21 @@ func (e *engine) spec(src mailroom.SourceAddress) dialSpec {
 
 // attempt delivers d through host, on a pooled session or a new one to the
 // first of host's addresses that answers, from one of sources (w.keys
-// are theirs). When no session could be had, it returns ok false and why,
-// so that the caller may try the next MX host.
-func (e *engine) attempt(ctx context.Context, host string, w connRequest, sources []mailroom.SourceAddress, addrs addrFunc, d *mailroom.Delivery) (res []mailroom.RecipientResult, why status, ok bool) {
+// are theirs), each session one gate admits (nil: any). When no session
+// could be had, it returns ok false and why, so that the caller may try
+// the next MX host.
+func (e *engine) attempt(ctx context.Context, host string, w connRequest, sources []mailroom.SourceAddress, addrs addrFunc, d *mailroom.Delivery, gate *tlsGate) (res []mailroom.RecipientResult, why status, ok bool) {
+	if gate != nil {
+		w.fits = gate.fits
+	}
 	l, err := e.conns.acquire(ctx, w)
 	if err != nil {
 		if d.MayNotStart() {
 			return d.NotAttempted(), status{}, true
 		}
-		return nil, deferred(enhCongestion, "no connection to %s could be had before the deadline: %v", host, err), false
+		why = deferred(enhCongestion, "no connection to %s could be had before the deadline: %v", host, err)
+		gate.failedOther(why)
+		return nil, why, false
 	}
 	// Waiting for the slot may have taken long: ask again whether this
 	// node may still send, right before anything goes on the wire.
@@ -150,11 +166,13 @@ func (e *engine) attempt(ctx context.Context, host string, w connRequest, source
 		e.conns.giveBack(l)
 		return d.NotAttempted(), status{}, true
 	}
-	c, _, why := e.session(ctx, &l, []string{host}, addrs, e.spec(sources[l.index]))
+	spec := e.spec(sources[l.index])
+	spec.gate = gate
+	c, _, why := e.session(ctx, &l, []string{host}, addrs, spec)
 	if c == nil {
 		return nil, why, false
 	}
-	res, reusable, _ := e.use(ctx, c, d, nil)
+	res, reusable, _ := e.use(ctx, c, d, nil, gate)
 	if reusable {
 		e.conns.put(c)
 	} else {
@@ -166,17 +184,22 @@ func (e *engine) attempt(ctx context.Context, host string, w connRequest, source
 // session readies a session for a delivery that holds l: l's idle session
 // when the server still answers NOOP (RFC 5321 §4.1.1.9: servers close
 // idle sessions, and a message must not be deferred for that), else a new
-// connection to the first address of hosts, in order, that greets. A
-// throttle on connecting (why.Reason) ends the search: other hosts of the
-// site would say the same. Without a session, l's slot is given back.
-// last is the host tried last.
+// connection to the first address of hosts, in order, that greets and that
+// the delivery's TLS requirement admits (spec.gate: a host it does not
+// allow is not dialled, a session it refuses is closed with QUIT before
+// MAIL). A throttle on connecting (why.Reason) ends the search: other
+// hosts of the site would say the same. Without a session, l's slot is
+// given back. last is the host tried last.
 func (e *engine) session(ctx context.Context, l *lease, hosts []string, addrs addrFunc, spec dialSpec) (c *client, last string, why status) {
+	g := spec.gate
 	if c := l.c; c != nil {
 		l.c = nil
 		stop := context.AfterFunc(ctx, func() { _ = c.raw.Close() })
 		r, err := c.cmd("NOOP")
 		if stop() && err == nil && r.Code == 250 {
-			return c, c.host, status{}
+			if _, ok := g.admit(c); ok {
+				return c, c.host, status{}
+			}
 		}
 		// Its slot is this delivery's for a new connection.
 		l.s = c.detachSlot()
@@ -190,14 +213,35 @@ func (e *engine) session(ctx context.Context, l *lease, hosts []string, addrs ad
 	}()
 	for _, host := range hosts {
 		last = host
+		if !g.allows(host) {
+			why = g.rejectMX(host)
+			continue
+		}
 		list, notFound := addrs(ctx, host, spec.source.IP)
 		if len(list) == 0 {
 			why = notFound
+			g.failedOther(why)
 		}
 		for _, addr := range list {
-			if c, why = e.open(ctx, host, addr, spec); c != nil {
+			var fault *tlsFault
+			c, why, fault = e.open(ctx, host, addr, spec)
+			if c != nil {
+				var ok bool
+				if why, ok = g.admit(c); !ok {
+					// RFC 8461 §5, RFC 8689 §4.2.1: nothing of the
+					// message goes to this host.
+					c.quit()
+					c = nil
+					continue
+				}
 				c.slot, l.s = l.s, nil
 				return c, host, status{}
+			}
+			switch {
+			case fault != nil && g.strict():
+				why = g.failedTLS(host, addr, fault)
+			default:
+				g.failedOther(why)
 			}
 			if why.Reason == mailroom.DeferThrottled || ctx.Err() != nil {
 				return nil, host, why
@@ -212,11 +256,18 @@ func (e *engine) session(ctx context.Context, l *lease, hosts []string, addrs ad
 
 // use runs one transaction on c. A context that ends mid-way closes the
 // connection, which ends the transaction with a network error: deferred.
-func (e *engine) use(ctx context.Context, c *client, d *mailroom.Delivery, throttled throttleRule) ([]mailroom.RecipientResult, bool, *status) {
+// Under gate, MAIL FROM carries REQUIRETLS when the delivery asked for it
+// (RFC 8689 §4.2.1), and each result the session's TLS.
+func (e *engine) use(ctx context.Context, c *client, d *mailroom.Delivery, throttled throttleRule, gate *tlsGate) ([]mailroom.RecipientResult, bool, *status) {
 	stop := context.AfterFunc(ctx, func() { _ = c.raw.Close() })
-	res, reusable, throttle := c.send(d, throttled)
+	res, reusable, throttle := c.send(d, throttled, gate != nil && gate.req.RequireTLS)
 	if !stop() {
 		reusable = false
+	}
+	if info := gate.info(c); info != nil {
+		for i := range res {
+			res[i].TLS = info
+		}
 	}
 	return res, reusable, throttle
 }

@@ -66,6 +66,11 @@ func (t *transaction) envelope() (envelope, bool) {
 	if utf8 {
 		p.WriteString(" SMTPUTF8") // RFC 6531 §3.4
 	}
+	if t.requireTLS {
+		// RFC 8689 §4.2.1: the receiver must then relay it only as
+		// REQUIRETLS allows. The session was checked to offer it.
+		p.WriteString(" REQUIRETLS")
+	}
 	env.params = p.String()
 	return env, true
 }

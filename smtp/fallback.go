@@ -20,15 +20,26 @@ import (
 // failing handshake and a second connection each time.
 //
 // A receiver that throttles (why.Reason) is not dialled again: it said to
-// slow down, not that its TLS failed.
-func (e *engine) open(ctx context.Context, host, addr string, spec dialSpec) (*client, status) {
-	fallback := e.tlsFailures != nil
+// slow down, not that its TLS failed. Nor is a server whose TLS failed
+// when the delivery's policy requires verified TLS (spec.gate): its mail
+// never goes in clear (RFC 8461 §5, RFC 8689 §4.2.1), and the failure is
+// returned (fault) for the gate to refuse the host. Under such a policy
+// the memory is not consulted either: TLS is tried every time.
+func (e *engine) open(ctx context.Context, host, addr string, spec dialSpec) (*client, status, *tlsFault) {
+	fallback := e.tlsFailures != nil && !spec.gate.strict()
 	plain := fallback && e.tlsFailures.failed(addr)
-	c, why, tlsFailed := e.connect(ctx, host, addr, plain, spec)
-	if c != nil || !tlsFailed || !fallback || ctx.Err() != nil || why.Reason == mailroom.DeferThrottled {
-		return c, why
+	c, why, fault := e.connect(ctx, host, addr, plain, spec)
+	if c != nil && plain {
+		c.tlsFailure = mailroom.TLSFailValidation
+		c.tlsDetail = "TLS failed within the last hour; session in clear without STARTTLS"
+	}
+	if c != nil || fault == nil || !fallback || ctx.Err() != nil || why.Reason == mailroom.DeferThrottled {
+		return c, why, fault
 	}
 	e.tlsFailures.remember(addr)
 	c, why, _ = e.connect(ctx, host, addr, true, spec)
-	return c, why
+	if c != nil {
+		c.tlsFailure, c.tlsDetail = mailroom.TLSFailValidation, "TLS failed, session in clear: "+fault.detail
+	}
+	return c, why, nil
 }

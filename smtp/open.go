@@ -3,7 +3,10 @@ package smtp
 import (
 	"context"
 	"crypto/tls"
+	"net"
 	"strings"
+
+	"github.com/mailroom/mailroom"
 )
 
 // connect dials addr and readies a session for mail to host: greeting,
@@ -11,14 +14,14 @@ import (
 // returned as a deferral: it concerns this host and this session, not the
 // recipients, so the next MX host may do better and a later attempt may
 // too; a throttle (spec.throttled) is marked as such (why.Reason), once the
-// connection is closed. tlsFailed reports that the session failed because
-// the server's TLS did (see open).
-func (e *engine) connect(ctx context.Context, host, addr string, plain bool, spec dialSpec) (c *client, why status, tlsFailed bool) {
+// connection is closed. fault is set when the session failed because the
+// server's TLS did (see open).
+func (e *engine) connect(ctx context.Context, host, addr string, plain bool, spec dialSpec) (c *client, why status, fault *tlsFault) {
 	dctx, cancel := context.WithTimeout(ctx, spec.dialTimeout)
 	raw, err := e.dial(dctx, spec.source.IP, addr)
 	cancel()
 	if err != nil {
-		return nil, deferred(enhNoAnswer, "connecting to %s [%s]%s: %v", host, addr, fromSource(spec.source.IP), err), false
+		return nil, deferred(enhNoAnswer, "connecting to %s [%s]%s: %v", host, addr, fromSource(spec.source.IP), err), nil
 	}
 	c = newClient(raw, host, addr, e.cfg.commandTimeout, e.cfg.dataTimeout)
 	c.ehlo = spec.ehlo
@@ -33,9 +36,20 @@ func (e *engine) connect(ctx context.Context, host, addr string, plain bool, spe
 		if spec.throttled.mark(&why) {
 			tlsFailed = false
 		}
-		return nil, why, tlsFailed
+		if tlsFailed {
+			fault = &tlsFault{detail: why.Response, sendingIP: ipOf(raw.LocalAddr())}
+		}
+		return nil, why, fault
 	}
-	return c, status{}, false
+	return c, status{}, nil
+}
+
+// tlsFault is a session that failed because the server's TLS did: a
+// failed handshake, a 421 instead of TLS, a connection broken at the first
+// exchange under TLS.
+type tlsFault struct {
+	detail    string
+	sendingIP string
 }
 
 // handshake takes a new connection from TCP to ready-for-MAIL, using
@@ -65,10 +79,16 @@ func (e *engine) handshake(ctx context.Context, c *client, plain bool, spec dial
 		return why, false, false
 	}
 
-	if _, offered := c.ext["STARTTLS"]; offered && !c.tls && !plain {
+	_, offered := c.ext["STARTTLS"]
+	if offered && !c.tls && !plain {
 		if why, tlsFailed, ok := e.startTLSCommand(ctx, c); !ok {
 			return why, tlsFailed, false
 		}
+	}
+	if !offered && !c.tls {
+		// RFC 8460 §4.3.1: what TLS-RPT counts, and what a policy that
+		// requires TLS refuses (tlsGate).
+		c.tlsFailure, c.tlsDetail = mailroom.TLSFailStartTLSNotSupported, "does not offer STARTTLS"
 	}
 	if e.cfg.requireTLS && !c.tls {
 		return deferred(enhSecurity, "%s does not offer STARTTLS; credentials are never sent in clear", c.host), false, false
@@ -103,7 +123,10 @@ func (e *engine) startTLSCommand(ctx context.Context, c *client) (why status, tl
 		return r.status().asDeferred(), true, false
 	default:
 		// The server declined (454, RFC 3207 §4): with opportunistic TLS
-		// (RFC 7435) the session goes on in clear, on this connection.
+		// (RFC 7435) the session goes on in clear, on this connection;
+		// a policy that requires TLS refuses it (tlsGate).
+		c.tlsFailure = mailroom.TLSFailStartTLSNotSupported
+		c.tlsDetail = "refused STARTTLS: " + r.String()
 		return status{}, false, true
 	}
 	// RFC 3207 §4.2 (and CVE-2011-0411): nothing the server sent after its
@@ -185,10 +208,26 @@ func (e *engine) startTLS(ctx context.Context, c *client) (status, bool) {
 	}
 	c.setConn(tc)
 	c.tls = true
+	c.tlsState = tc.ConnectionState()
+	if e.cfg.verifyCerts {
+		if err := verifyPeer(c.tlsState, c.host, e.cfg.roots); err != nil {
+			c.tlsFailure, c.tlsDetail = certFailure(c.host, err)
+		} else {
+			c.verified = true
+		}
+	}
 	return status{}, true
 }
 
 // broken is the deferral for a session whose connection failed mid-way.
 func (c *client) broken(during string, err error) status {
 	return deferred(enhBadConnection, "connection to %s [%s] failed during %s: %v", c.host, c.addr, during, err)
+}
+
+// ipOf is the IP address of a connection's end, "" when it has none.
+func ipOf(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	return ""
 }

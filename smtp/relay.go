@@ -104,7 +104,7 @@ func (r *Relay) Deliver(ctx context.Context, del *mailroom.Delivery) []mailroom.
 	addr := r.Config.Addr()
 	addrs := func(context.Context, string, netip.Addr) ([]string, status) { return []string{addr}, status{} }
 	w := connRequest{keys: []connKey{{Site: host}}, group: host}
-	res, why, ok := r.engine().attempt(ctx, host, w, []mailroom.SourceAddress{{}}, addrs, del)
+	res, why, ok := r.engine().attempt(ctx, host, w, []mailroom.SourceAddress{{}}, addrs, del, nil)
 	if !ok {
 		return results(del.Recipients, host, why)
 	}

@@ -20,6 +20,7 @@ type siteAttempt struct {
 	sites   mailroom.Sites
 	profile mailroom.SiteProfile
 	request connRequest
+	gate    *tlsGate
 }
 
 // toSite delivers del to the site of its domain, whose MX hosts are mx
@@ -27,10 +28,12 @@ type siteAttempt struct {
 // may carry it (with the first of hosts it can), or a new connection under the site's cap, from one of
 // pool's addresses, once the site's rate has a place for it. Every result
 // names the site.
-func (d *Direct) toSite(ctx context.Context, eng *engine, del *mailroom.Delivery, domain string, mx, hosts []string, pool mailroom.IPPool, addrs addrFunc) []mailroom.RecipientResult {
-	a := &siteAttempt{d: d, eng: eng, del: del, sites: d.Sites, profile: d.Sites.Site(domain, mx)}
+func (d *Direct) toSite(ctx context.Context, eng *engine, del *mailroom.Delivery, domain string, mx, hosts []string, pool mailroom.IPPool, addrs addrFunc, gate *tlsGate) []mailroom.RecipientResult {
+	a := &siteAttempt{d: d, eng: eng, del: del, sites: d.Sites, profile: d.Sites.Site(domain, mx), gate: gate}
 	keys, group := poolKeys(a.profile.Name, pool)
-	a.request = connRequest{keys: keys, group: group, rank: rankFor(a.profile, hosts)}
+	// A session of the site carries the delivery only if the delivery's
+	// TLS requirement allows its host and its TLS meets it.
+	a.request = connRequest{keys: keys, group: group, rank: rankFor(a.profile, hosts), fits: gate.fits}
 	if p := hostName(del.PreferMX); slices.Contains(mx, p) {
 		a.request.prefer = p
 	}
@@ -77,13 +80,13 @@ func (a *siteAttempt) run(ctx context.Context, sources []mailroom.SourceAddress,
 	if c == nil {
 		// No transaction: its place in the rate goes back.
 		cancelPlace(place)
-		res := results(a.del.Recipients, last, why)
+		res := results(a.del.Recipients, last, a.gate.verdict(why))
 		if why.Reason == mailroom.DeferThrottled {
 			a.throttled(l.key, mailroom.SiteThrottledOnConnect, why, last, res)
 		}
 		return res
 	}
-	res, reusable, throttle := a.eng.use(ctx, c, a.del, spec.throttled)
+	res, reusable, throttle := a.eng.use(ctx, c, a.del, spec.throttled, a.gate)
 	if slices.ContainsFunc(res, func(r mailroom.RecipientResult) bool { return r.Outcome == mailroom.Delivered }) {
 		a.sites.Observe(l.key, mailroom.SiteEvent{Kind: mailroom.SiteDelivered, At: a.now(), MX: c.host})
 	}
@@ -115,6 +118,7 @@ func (a *siteAttempt) spec(key connKey, src mailroom.SourceAddress) dialSpec {
 		key:          key,
 		throttled:    newThrottleRule(a.del.FirstAttempt),
 		now:          a.now,
+		gate:         a.gate,
 	}
 }
 

@@ -19,6 +19,8 @@ type transaction struct {
 	// the first one the transaction got.
 	throttled throttleRule
 	throttle  *status
+	// requireTLS puts REQUIRETLS on MAIL FROM (RFC 8689 §4.2.1).
+	requireTLS bool
 }
 
 // send runs d as one transaction on c: MAIL, a RCPT per recipient, and DATA
@@ -26,13 +28,14 @@ type transaction struct {
 // per recipient in order, and whether the session is clean and may carry
 // another transaction. A throttling reply (see throttleRule) marks the
 // recipients it concerns, and is returned: the session is then not clean.
-func (c *client) send(d *mailroom.Delivery, throttled throttleRule) ([]mailroom.RecipientResult, bool, *status) {
+func (c *client) send(d *mailroom.Delivery, throttled throttleRule, requireTLS bool) ([]mailroom.RecipientResult, bool, *status) {
 	t := &transaction{
-		c:         c,
-		d:         d,
-		res:       make([]mailroom.RecipientResult, len(d.Recipients)),
-		settled:   make([]bool, len(d.Recipients)),
-		throttled: throttled,
+		c:          c,
+		d:          d,
+		res:        make([]mailroom.RecipientResult, len(d.Recipients)),
+		settled:    make([]bool, len(d.Recipients)),
+		throttled:  throttled,
+		requireTLS: requireTLS,
 	}
 	for i, rcpt := range d.Recipients {
 		t.res[i] = mailroom.RecipientResult{Recipient: rcpt, MX: c.host}

@@ -17,6 +17,9 @@ type Received struct {
 	Data []byte
 	// TLS tells whether the transaction ran under TLS.
 	TLS bool
+	// RequireTLS tells whether MAIL FROM carried REQUIRETLS (RFC 8689
+	// §4.2.1; WithREQUIRETLS).
+	RequireTLS bool
 	// Helo is the name the client gave in EHLO or HELO, and Client the
 	// address it connected from (host:port).
 	Helo   string

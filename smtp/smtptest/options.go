@@ -1,12 +1,17 @@
 package smtptest
 
-import "time"
+import (
+	"crypto/tls"
+	"time"
+)
 
 // Option changes how a Server is started.
 type Option func(*config)
 
 type config struct {
 	startTLS    bool
+	cert        *tls.Certificate
+	requireTLS  bool
 	implicitTLS bool
 	failTLS     bool
 	refuseTLS   bool
@@ -32,6 +37,19 @@ type config struct {
 // WithSTARTTLS offers STARTTLS (RFC 3207) with a self-signed certificate
 // made in memory; RootCAs trusts it.
 func WithSTARTTLS() Option { return func(c *config) { c.startTLS = true } }
+
+// WithCertificate offers STARTTLS (RFC 3207) presenting cert instead of
+// the self-signed one: a certificate from a test authority (package
+// tlscert/tlstest), for clients that verify it against that authority and
+// the MX host's name (RFC 8461 §4.2). RootCAs is then nil.
+func WithCertificate(cert tls.Certificate) Option {
+	return func(c *config) { c.startTLS, c.cert = true, &cert }
+}
+
+// WithREQUIRETLS advertises REQUIRETLS (RFC 8689 §4.1) and accepts it on
+// MAIL FROM; go-smtp advertises it only under TLS, as the RFC has it.
+// Received.RequireTLS says whether a message's MAIL FROM carried it.
+func WithREQUIRETLS() Option { return func(c *config) { c.requireTLS = true } }
 
 // WithFailingTLS offers STARTTLS and answers it with 220, but aborts every
 // TLS handshake with an alert, as a receiver with a broken TLS stack or no

@@ -101,13 +101,20 @@ func New(opts ...Option) (*Server, error) {
 	srv.WriteTimeout = time.Minute
 	srv.MaxMessageBytes = s.cfg.maxBytes
 	srv.ErrorLog = log.New(io.Discard, "", 0)
+	srv.EnableREQUIRETLS = s.cfg.requireTLS
 	var tlsConfig *tls.Config
 	if s.cfg.startTLS || s.cfg.implicitTLS {
-		cert, roots, err := selfSigned()
-		if err != nil {
-			return nil, err
+		var cert tls.Certificate
+		if s.cfg.cert != nil {
+			cert = *s.cfg.cert
+		} else {
+			var roots *x509.CertPool
+			var err error
+			if cert, roots, err = selfSigned(); err != nil {
+				return nil, err
+			}
+			s.roots = roots
 		}
-		s.roots = roots
 		tlsConfig = &tls.Config{
 			Certificates:       []tls.Certificate{cert},
 			GetConfigForClient: s.clientHello,
@@ -192,7 +199,7 @@ func (s *Server) Port() int {
 }
 
 // RootCAs trusts the server's certificate (with WithSTARTTLS or
-// WithImplicitTLS; nil otherwise). It names localhost and 127.0.0.1.
+// WithImplicitTLS; nil otherwise, and with WithCertificate). It names localhost and 127.0.0.1.
 func (s *Server) RootCAs() *x509.CertPool { return s.roots }
 
 // errFailingTLS aborts the handshakes of WithFailingTLS.

@@ -34,6 +34,8 @@ type session struct {
 	authed bool
 	from   string
 	rcpts  []string
+	// requireTLS says the transaction's MAIL FROM carried REQUIRETLS.
+	requireTLS bool
 }
 
 var errAuthRequired = &gosmtp.SMTPError{
@@ -62,7 +64,10 @@ func (x *session) Auth(mech string) (sasl.Server, error) {
 	}), nil
 }
 
-func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
+func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
+	x.s.mu.Lock()
+	x.s.stats.MailCommands++
+	x.s.mu.Unlock()
 	if x.s.cfg.user != "" && !x.authed {
 		return errAuthRequired
 	}
@@ -72,6 +77,7 @@ func (x *session) Mail(from string, _ *gosmtp.MailOptions) error {
 		return err
 	}
 	x.from = from
+	x.requireTLS = opts != nil && opts.RequireTLS
 	return nil
 }
 
@@ -89,6 +95,7 @@ func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 func (x *session) Data(r io.Reader) error {
 	s := x.s
 	s.mu.Lock()
+	s.stats.DataCommands++
 	drop := s.drops > 0
 	if drop {
 		s.drops--
@@ -123,12 +130,13 @@ func (x *session) Data(r io.Reader) error {
 	}
 	_, tls := x.conn.TLSConnectionState()
 	s.msgs = append(s.msgs, Received{
-		MailFrom: x.from,
-		Rcpts:    append([]string(nil), x.rcpts...),
-		Data:     data,
-		TLS:      tls,
-		Helo:     x.conn.Hostname(),
-		Client:   x.rec.Client,
+		MailFrom:   x.from,
+		Rcpts:      append([]string(nil), x.rcpts...),
+		Data:       data,
+		TLS:        tls,
+		RequireTLS: x.requireTLS,
+		Helo:       x.conn.Hostname(),
+		Client:     x.rec.Client,
 	})
 	s.queued++
 	s.stats.Messages++
@@ -179,6 +187,7 @@ func (x *session) hold() {
 
 func (x *session) Reset() {
 	x.from = ""
+	x.requireTLS = false
 	x.rcpts = nil
 }
 

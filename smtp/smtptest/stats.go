@@ -30,6 +30,12 @@ type Stats struct {
 	FirstRefusal time.Time
 	// Transactions is how many MAIL commands were accepted.
 	Transactions int
+	// MailCommands is how many MAIL commands arrived, accepted or not,
+	// and DataCommands how many DATA commands go-smtp took (those after
+	// at least one accepted recipient): zero for both says no mail
+	// transaction was ever begun, and no message data sent.
+	MailCommands int
+	DataCommands int
 	// Throttled is how many MAIL commands WithMaxRate refused, and
 	// Greylisted how many RCPT commands WithGreylisting did.
 	Throttled  int
