@@ -44,9 +44,19 @@ var (
 // and the given flags, and waits until it answers.
 func startServer(t *testing.T, dataDir string, flags ...string) *server {
 	t.Helper()
+	return startServerEnv(t, dataDir, nil, flags...)
+}
+
+// startServerEnv is startServer with env ("NAME=value") added to the
+// process's environment.
+func startServerEnv(t *testing.T, dataDir string, env []string, flags ...string) *server {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--data-dir", dataDir}, flags...)
 	s := &server{t: t, dataDir: dataDir, exited: make(chan error, 1)}
 	s.cmd = exec.Command(bin, args...)
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	s.cmd.Dir = filepath.Dir(dataDir)
 	stdout, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = writerFunc(func(p []byte) { s.mu.Lock(); s.stderr.Write(p); s.mu.Unlock() })
