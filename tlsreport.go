@@ -26,11 +26,15 @@ type TLSReportWindow struct {
 // TLSReportDetail is one kind of failed session (RFC 8460 §4.4
 // "failure-details"), or the successes when ResultType is "".
 type TLSReportDetail struct {
-	ResultType     TLSFailure
-	SendingIP      string
-	ReceivingMX    string
-	ReceivingIP    string
-	AdditionalInfo string
+	ResultType  TLSFailure
+	SendingIP   string
+	ReceivingMX string
+	ReceivingIP string
+	// FailureReason is what failed, in words (RFC 8460 §4.4
+	// "failure-reason-code": a text field for a TLS error code or
+	// message; "additional-information" must be a URI, which Mailroom
+	// has none of).
+	FailureReason string
 	// Count is how many sessions ended so.
 	Count int64
 }

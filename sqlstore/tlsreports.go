@@ -40,7 +40,7 @@ func (s *Store) AddTLSReportCounts(ctx context.Context, counts []mailroom.TLSRep
 		r := row{c: c, policyString: strings.Join(c.PolicyString, "\n"), mxHosts: strings.Join(c.MXHost, "\n")}
 		r.policyKey = digest(c.PolicyType, r.policyString, r.mxHosts)
 		if d := c.Detail; d.ResultType != "" {
-			r.detailKey = digest(string(d.ResultType), d.SendingIP, d.ReceivingMX, d.ReceivingIP, d.AdditionalInfo)
+			r.detailKey = digest(string(d.ResultType), d.SendingIP, d.ReceivingMX, d.ReceivingIP, d.FailureReason)
 		}
 		rows = append(rows, r)
 	}
@@ -71,11 +71,11 @@ func (s *Store) AddTLSReportCounts(ctx context.Context, counts []mailroom.TLSRep
 			}
 			d := r.c.Detail
 			if _, err := tx.ExecContext(ctx, `INSERT INTO tls_report_counts (window_start, domain, policy_key, detail_key,
-				policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip, additional_info, count)
+				policy_type, policy_string, mx_host, result_type, sending_ip, receiving_mx, receiving_ip, failure_reason, count)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 				ON CONFLICT (window_start, domain, policy_key, detail_key) DO UPDATE SET count = tls_report_counts.count + excluded.count`,
 				micros(w.Start), w.Domain, r.policyKey, r.detailKey, r.c.PolicyType, r.policyString, r.mxHosts,
-				string(d.ResultType), d.SendingIP, d.ReceivingMX, d.ReceivingIP, d.AdditionalInfo, d.Count); err != nil {
+				string(d.ResultType), d.SendingIP, d.ReceivingMX, d.ReceivingIP, d.FailureReason, d.Count); err != nil {
 				return s.wrap(err, "add tls report counts")
 			}
 		}
@@ -135,7 +135,7 @@ func (s *Store) TLSReportPolicies(ctx context.Context, w mailroom.TLSReportWindo
 	if err != nil {
 		return nil, s.wrap(err, "tls report policies")
 	}
-	rows, err = s.write.QueryContext(ctx, `SELECT policy_key, result_type, sending_ip, receiving_mx, receiving_ip, additional_info, count
+	rows, err = s.write.QueryContext(ctx, `SELECT policy_key, result_type, sending_ip, receiving_mx, receiving_ip, failure_reason, count
 		FROM tls_report_counts WHERE window_start = $1 AND domain = $2 AND detail_key <> ''
 		ORDER BY count DESC, policy_key, detail_key LIMIT $3`, micros(w.Start), w.Domain, maxDetails)
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Store) TLSReportPolicies(ctx context.Context, w mailroom.TLSReportWindo
 	details, err := collect(rows, func(r scanner) (keyed, error) {
 		var k keyed
 		var result string
-		err := r.Scan(&k.key, &result, &k.d.SendingIP, &k.d.ReceivingMX, &k.d.ReceivingIP, &k.d.AdditionalInfo, &k.d.Count)
+		err := r.Scan(&k.key, &result, &k.d.SendingIP, &k.d.ReceivingMX, &k.d.ReceivingIP, &k.d.FailureReason, &k.d.Count)
 		k.d.ResultType = mailroom.TLSFailure(result)
 		return k, err
 	})

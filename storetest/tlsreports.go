@@ -42,7 +42,7 @@ func testTLSReportCountsAddUp(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	r := tlsReports(t, s)
 	mismatch := mailroom.TLSReportDetail{ResultType: mailroom.TLSFailCertificateHostMismatch, SendingIP: "192.0.2.1",
-		ReceivingMX: "mx1.example.com", ReceivingIP: "198.51.100.7", AdditionalInfo: "x509: certificate is valid for other.example", Count: 2}
+		ReceivingMX: "mx1.example.com", ReceivingIP: "198.51.100.7", FailureReason: "x509: certificate is valid for other.example", Count: 2}
 	noTLS := mailroom.TLSReportDetail{ResultType: mailroom.TLSFailStartTLSNotSupported, SendingIP: "192.0.2.1",
 		ReceivingMX: "mx2.example.com", ReceivingIP: "198.51.100.8", Count: 1}
 	nodeA := []mailroom.TLSReportCount{

@@ -7,7 +7,7 @@
 -- recipient domain, one policy and one failure detail (detail_key '' and
 -- result_type '' are the successes). policy_key and detail_key are digests
 -- of the policy (type, lines, mx patterns) and of the detail (result type,
--- addresses, host, information): a policy's text may be long, and a key of
+-- addresses, host, reason): a policy's text may be long, and a key of
 -- the text itself would pass PostgreSQL's limit on an index row. Times are
 -- microseconds since the Unix epoch, as every time is.
 CREATE TABLE tls_report_counts (
@@ -22,7 +22,7 @@ CREATE TABLE tls_report_counts (
     sending_ip      TEXT NOT NULL,
     receiving_mx    TEXT NOT NULL,
     receiving_ip    TEXT NOT NULL,
-    additional_info TEXT NOT NULL,
+    failure_reason TEXT NOT NULL,
     count           INTEGER NOT NULL,
     PRIMARY KEY (window_start, domain, policy_key, detail_key)
 ) WITHOUT ROWID;
