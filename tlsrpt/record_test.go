@@ -22,8 +22,8 @@ func TestParseRecord(t *testing.T) {
 		{"v=TLSRPTv1; rua=mailto:a@r.example; ext_1=v", "", "a@r.example", true},
 		{"v=TLSRPTv1; rua=mailto:a@r.example; rua=https://r.example/", "https://r.example/", "a@r.example", true},
 		{"v=TLSRPTv1; rua=ftp://r.example/x, mailto:a@r.example", "", "a@r.example", true},
-		{"v=tlsrptv1; rua=mailto:a@r.example", "", "", false},    // the version is case-sensitive
-		{" v=TLSRPTv1; rua=mailto:a@r.example", "", "", false},   // nothing before the version
+		{"v=tlsrptv1; rua=mailto:a@r.example", "", "", false},  // the version is case-sensitive
+		{" v=TLSRPTv1; rua=mailto:a@r.example", "", "", false}, // nothing before the version
 		{"v=TLSRPTv1", "", "", false},                            // no field
 		{"v=TLSRPTv1;", "", "", false},                           // no field
 		{"v=TLSRPTv1; ext=v", "", "", false},                     // no rua
