@@ -55,6 +55,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags = append(serveFlags, "request-memory")
 	// How mail leaves (issue 28).
 	serveFlags = append(serveFlags, "delivery-policy", "greylist-retry", "ip-pool")
+	// TLS reporting (issue 29).
+	serveFlags = append(serveFlags, "tls-rpt-from", "tls-rpt-interval")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names

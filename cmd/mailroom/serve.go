@@ -42,6 +42,7 @@ type serveConfig struct {
 	submissionFlags
 	httpsFlags
 	requestMemoryFlags
+	tlsRptFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -80,6 +81,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.submissionFlags.register(fs)
 	c.httpsFlags.register(fs)
 	c.requestMemoryFlags.register(fs)
+	c.tlsRptFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -162,6 +164,7 @@ func (c *serveConfig) check(ctx context.Context) error {
 		c.webhookFlags.check,
 		func() error { return c.inboundFlags.check(ctx) },
 		func() error { return c.submissionFlags.check(ctx) },
+		c.tlsRptFlags.check,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -274,6 +277,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	workers.Go(func() { domains.RunRechecks(background, 30*time.Second) })
 	workers.Go(func() { svc.retention.Run(background, time.Hour) })
 	workers.Go(func() { siteState.Run(background) })
+	c.startTLSReports(background, &workers, c.tlsReportCollector(store, log), registry, store, resolver,
+		c.newReportMailer(store, domains, svc.sender.Queued), c.webhookFlags.allowPrivate, log)
 	workers.Go(func() { c.reloadOnHangup(background, siteState, log) })
 	if directSites != nil {
 		workers.Go(func() { c.warnReverseDNS(background, resolver, c.hostname, log) })
