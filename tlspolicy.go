@@ -185,7 +185,8 @@ type TLSSessionResult struct {
 	MX          string
 	ReceivingIP string
 	SendingIP   string
-	// Outcome says how the session went for the metric.
+	// Outcome says how the session went for the metric; "" for a policy
+	// lookup's failure (Failure an sts-* type), which had no session.
 	Outcome TLSOutcome
 	// Failure is the RFC 8460 result type of a failure, "" for success.
 	Failure TLSFailure

@@ -137,8 +137,14 @@ func (c *Collector) Register(reg prometheus.Registerer) { reg.MustRegister(c.ses
 
 // ObserveTLS counts one session result: the metric always, the reports'
 // counts when reports are on.
+//
+// A result without an outcome is a policy that could not be had (an
+// MTA-STS fetch failure, before any session): it goes into the reports
+// only, since the session that follows is counted on its own.
 func (c *Collector) ObserveTLS(r mailroom.TLSSessionResult) {
-	c.sessions.WithLabelValues(string(r.Policy), string(r.Outcome)).Inc()
+	if r.Outcome != "" {
+		c.sessions.WithLabelValues(string(r.Policy), string(r.Outcome)).Inc()
+	}
 	if c.opts.Store == nil {
 		return
 	}
