@@ -85,7 +85,7 @@ func (f *deliveryFlags) deliveryMode(dev bool) string {
 // transport builds the Transport of the chosen mode, on flags check
 // accepted. Direct delivery keeps each site's limits in sites and sends
 // from the pools' addresses.
-func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string, sites mailroom.Sites) (mailroom.Transport, string, error) {
+func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname string, sites mailroom.Sites, tlsPolicy directTLS) (mailroom.Transport, string, error) {
 	mode := f.deliveryMode(dev)
 	switch mode {
 	case "capture":
@@ -95,6 +95,7 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 		t.Port = f.smtpPort
 		t.Sites = sites
 		t.Pools = f.pools
+		t.MTASTS, t.TLSObserver = tlsPolicy.mtasts, tlsPolicy.observer
 		note := fmt.Sprintf("direct to MX hosts on port %d", f.smtpPort)
 		if len(f.pools) > 0 {
 			note += fmt.Sprintf(", from %d IP pools (default %s)", len(f.pools), f.pools[0].Name)
@@ -111,6 +112,15 @@ func (f *deliveryFlags) transport(dev bool, resolver *dns.Resolver, hostname str
 		return smtp.NewRelay(cfg, hostname), "relay through " + cfg.String(), nil
 	}
 	return nil, "", usageError{fmt.Sprintf("--delivery must be direct, relay or capture, not %q", mode)}
+}
+
+// directTLS is what direct delivery's TLS policy needs: recipient
+// domains' MTA-STS policies, and who is told of each session's TLS (the
+// metric and TLS reports). Certificates are checked against the system's
+// roots, which honour SSL_CERT_FILE and SSL_CERT_DIR.
+type directTLS struct {
+	mtasts   mailroom.MTASTSPolicies
+	observer mailroom.TLSObserver
 }
 
 // deliveryServices are the send path, the delivery runtime and retention.

@@ -211,7 +211,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if c.deliveryMode(c.dev) == "direct" {
 		directSites = siteState
 	}
-	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname, directSites)
+	tlsPolicy := directTLS{observer: c.tlsReportCollector(store, log)}
+	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname, directSites, tlsPolicy)
 	if err != nil {
 		return err
 	}
