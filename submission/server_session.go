@@ -117,10 +117,20 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 		base.Log().Info("submission rate limited at MAIL", "remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID)
 		return errRateLimited
 	}
+	requireTLS := opts != nil && opts.RequireTLS
+	if _, encrypted := x.Conn.TLSConnectionState(); requireTLS && !encrypted {
+		return errRequireTLSInClear
+	}
 	x.Mu.Lock()
 	x.key = key
 	x.Mu.Unlock()
-	return x.Open(from, key)
+	if err := x.Open(from, key); err != nil {
+		return err
+	}
+	x.Mu.Lock()
+	x.Tx.RequireTLS = requireTLS
+	x.Mu.Unlock()
+	return nil
 }
 
 // Rcpt takes any recipient: what a recipient may be (its syntax,
@@ -235,7 +245,7 @@ func (x *session) submit(ctx context.Context, tx smtpserver.Transaction[*mailroo
 			id, err = "", fmt.Errorf("submission: Handler.Submit panicked: %v", v)
 		}
 	}()
-	id, err = x.s.Handler.Submit(ctx, tx.Auth, tx.From, tx.Rcpts, r)
+	id, err = x.s.Handler.Submit(ctx, tx.Auth, Envelope{MailFrom: tx.From, Rcpts: tx.Rcpts, RequireTLS: tx.RequireTLS}, r)
 	if err == nil && id == "" {
 		err = errors.New("submission: Handler.Submit returned neither an id nor an error")
 	}
