@@ -69,6 +69,12 @@ func (x *session) Logout() error {
 // reserved at MAIL: Data reserves the message as it arrives.
 func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	s, base := x.s, x.Server
+	// First: in clear text no login is possible either, and this says
+	// what to do.
+	requireTLS := opts != nil && opts.RequireTLS
+	if _, encrypted := x.Conn.TLSConnectionState(); requireTLS && !encrypted {
+		return errRequireTLSInClear
+	}
 	x.Mu.Lock()
 	prev, password, open := x.key, x.password, x.Tx.Open
 	x.Mu.Unlock()
@@ -116,10 +122,6 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 		base.Observe(OutcomeRateLimited)
 		base.Log().Info("submission rate limited at MAIL", "remote", x.Remote, "key_id", key.KeyID, "account_id", key.AccountID)
 		return errRateLimited
-	}
-	requireTLS := opts != nil && opts.RequireTLS
-	if _, encrypted := x.Conn.TLSConnectionState(); requireTLS && !encrypted {
-		return errRequireTLSInClear
 	}
 	x.Mu.Lock()
 	x.key = key
