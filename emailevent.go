@@ -55,8 +55,10 @@ type EmailEventDetail struct {
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
 	Reason DeferralReason `json:"reason,omitempty"`
-	// TLS is the TLS of the attempt's session (docs/api.md "TLS policy").
-	TLS     *TLSInfo `json:"tls,omitempty"`
+	// TLS is the TLS of the attempt's session (docs/api.md "TLS
+	// policy"): null in clear text (always present on email.delivered),
+	// absent on events of no session.
+	TLS     EventTLS `json:"tls,omitzero"`
 	Attempt int      `json:"attempt"`
 }
 
@@ -72,7 +74,7 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 	data := &EmailEventData{
 		MessageID: m.ID, Recipient: r.Address, From: m.From, Subject: m.Subject, Tags: tags,
 		EmailEventDetail: EmailEventDetail{SMTPCode: r.SMTPCode, SMTPResponse: r.SMTPResponse, MX: r.MX, Unencrypted: r.Unencrypted,
-			Attempt: r.Attempts, Site: r.Site, TLS: r.TLS},
+			Attempt: r.Attempts, Site: r.Site, TLS: NewEventTLS(typ, r)},
 	}
 	if typ == EventEmailDeferred || typ == EventEmailFailed {
 		// A recipient that fails at the end of its retry window fails for

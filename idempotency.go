@@ -133,6 +133,9 @@ func (r *SendRequest) canonical() map[string]any {
 	put("headers", r.Headers, len(r.Headers) > 0)
 	put("tags", r.Tags, len(r.Tags) > 0)
 	put("scheduledAt", r.ScheduledAt, r.ScheduledAt != nil)
+	// Absent when false, so that the digests of requests made before
+	// requireTls existed are unchanged.
+	put("requireTls", true, r.RequireTLS)
 	if len(r.Attachments) > 0 {
 		list := make([]map[string]string, len(r.Attachments))
 		for i, a := range r.Attachments {

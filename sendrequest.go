@@ -41,6 +41,9 @@ type SendRequest struct {
 	Tags           TagMap         `json:"tags,omitempty"`
 	ScheduledAt    *string        `json:"scheduledAt,omitempty"`
 	IdempotencyKey *string        `json:"idempotencyKey,omitempty"`
+	// RequireTLS is requireTls (RFC 8689 REQUIRETLS, docs/api.md "TLS
+	// policy"): false is the same as absent.
+	RequireTLS bool `json:"requireTls,omitempty"`
 }
 
 // SendAttachment is one attachment as sent: the content in base64.
@@ -151,6 +154,7 @@ func (r *SendRequest) Validate(now time.Time, idempotencyHeader []string, tpl *R
 	}
 
 	m.IdempotencyKey = ResolveIdempotencyKey(&v, r.IdempotencyKey, idempotencyHeader)
+	m.RequireTLS = r.RequireTLS
 
 	if err := v.Err(); err != nil {
 		return nil, err

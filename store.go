@@ -81,6 +81,11 @@ type DomainStore interface {
 	// unknown domain is ECodeNotFound. Callers validate the name with
 	// ValidIPPoolName first (package domain's SetIPPool).
 	SetDomainIPPool(ctx context.Context, accountID, name, pool string) (*Domain, error)
+	// UpdateDomain applies u to an account's domain and returns the domain
+	// as it now is; an empty u changes nothing and returns it. An unknown
+	// domain is ECodeNotFound. Callers validate u first (package domain's
+	// Update).
+	UpdateDomain(ctx context.Context, accountID, name string, u DomainUpdate) (*Domain, error)
 	// SaveDomainCheck stores the outcome of a check (records, status and
 	// times of d) and releases its lease; when event is not nil it is
 	// written in the same transaction. A domain deleted meanwhile is

@@ -45,6 +45,17 @@ func (c *Client) VerifyDomain(ctx context.Context, name string) (*Domain, error)
 	return result(out, c.send(ctx, "POST", "/v1/domains/"+pathEscape(name)+"/verify", nil, retrySafe, out))
 }
 
+// UpdateDomain changes the settings req sets, such as TLS; the others
+// keep their values: PATCH /v1/domains/{domain} (scope domains). Setting
+// a value twice is the same as once, so it is retried like a read.
+func (c *Client) UpdateDomain(ctx context.Context, name string, req *DomainUpdateRequest) (*Domain, error) {
+	if req == nil {
+		req = &DomainUpdateRequest{}
+	}
+	out := new(Domain)
+	return result(out, c.send(ctx, "PATCH", "/v1/domains/"+pathEscape(name), req, retrySafe, out))
+}
+
 // DeleteDomain removes a sending domain: DELETE /v1/domains/{domain}
 // (scope domains).
 func (c *Client) DeleteDomain(ctx context.Context, name string) error {

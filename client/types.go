@@ -37,6 +37,8 @@ type (
 	WebhookTestData      = api.WebhookTestData
 	BounceType           = api.BounceType
 	DeferralReason       = api.DeferralReason
+	TLSInfo              = api.TLSInfo
+	TLSPolicy            = api.TLSPolicy
 	ReplayResult         = api.ReplayResult
 	Webhook              = api.Webhook
 	WebhookCreateRequest = api.WebhookCreateRequest
@@ -55,11 +57,13 @@ type (
 	TemplateRendered      = api.TemplateRendered
 
 	// Domains.
-	Domain        = api.Domain
-	DomainStatus  = api.DomainStatus
-	DNSRecord     = api.DNSRecord
-	RecordPurpose = api.RecordPurpose
-	RecordStatus  = api.RecordStatus
+	Domain              = api.Domain
+	DomainStatus        = api.DomainStatus
+	DomainTLS           = api.DomainTLS
+	DomainUpdateRequest = api.DomainUpdateRequest
+	DNSRecord           = api.DNSRecord
+	RecordPurpose       = api.RecordPurpose
+	RecordStatus        = api.RecordStatus
 
 	// Suppressions.
 	Suppression       = api.Suppression

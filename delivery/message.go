@@ -92,7 +92,7 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 	}
 	first := group[0]
 	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw, MayStart: w.mayStart,
-		IPPool: signed.IPPool, FirstAttempt: true}
+		IPPool: signed.IPPool, FirstAttempt: true, TLSMode: signed.TLSMode.OrDefault(), RequireTLS: first.Message.RequireTLS}
 	greylisted := true
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)

@@ -46,7 +46,8 @@ type cachedDomain struct {
 
 // domainCacheTTL bounds how long a worker signs with a domain row it read:
 // a removed domain stops being used within it, and a pool assigned with
-// `mailroom domains update --ip-pool` is applied within it (docs/api.md
+// `mailroom domains update --ip-pool`, and a tls set with PATCH
+// /v1/domains/{domain}, apply to the attempts started after it (docs/api.md
 // "How mail leaves": within 10 s).
 const domainCacheTTL = 10 * time.Second
 
@@ -58,7 +59,10 @@ const domainCacheTTL = 10 * time.Second
 // each copy of marketing mail whose domain was removed since: its copies
 // can no longer be signed. The message leaves from its domain's pool of
 // source addresses, or, once the domain is removed, from the default
-// pool.
+// pool. It carries the domain's tls (mailroom.Signed.TLSMode), which an
+// enforced domain's attempts need (docs/api.md "TLS policy"); a message
+// whose domain is gone leaves under no domain setting, opportunistically
+// unless the send or the receiver asks for more.
 func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mailroom.Signed, error) {
 	m, raw, err := s.Store.MessageForDelivery(ctx, sum.ID)
 	if err != nil {
@@ -84,7 +88,7 @@ func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mai
 			return nil, err
 		}
 	}
-	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain, IPPool: domain.IPPool}
+	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain, IPPool: domain.IPPool, TLSMode: domain.TLS.OrDefault()}
 	if !mailroom.IsSigned(raw) {
 		if out.Copy, err = s.copies(sum, raw, domain); err != nil {
 			return nil, err

@@ -106,7 +106,7 @@ func TestCLISendFromAShell(t *testing.T) {
 	for _, want := range []string{
 		`(?m)^Message\s+` + id + `$`, `(?m)^Status\s+delivered$`, `(?m)^Subject\s+Your receipt$`,
 		`(?m)^To\s+ann@example\.com, bob@example\.com, "Doe, Carl" <carl@example\.com>$`, `(?m)^Tags\s+kind=receipt, order=42$`,
-		`(?m)^  carl@example\.com\s+delivered\s+1\s+\S+Z\s+-\s+\S+\s+-\s+250 2\.0\.0 \S`, `(?m)^  \S+Z\s+email\.delivered\s+bob@example\.com\s+250 `,
+		`(?m)^  carl@example\.com\s+delivered\s+1\s+\S+Z\s+-\s+\S+\s+-\s+(-|none|TLS\S+ \S+ \S+)\s+250 2\.0\.0 \S`, `(?m)^  \S+Z\s+email\.delivered\s+bob@example\.com\s+250 `,
 	} {
 		if !regexp.MustCompile(want).MatchString(get) {
 			t.Errorf("messages get lacks %s:\n%s", want, get)

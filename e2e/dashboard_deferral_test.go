@@ -70,6 +70,24 @@ func TestDashboardShowsDeferralSiteAndPool(t *testing.T) {
 	if n := b.count(cell(2, "Status") + " .deferral-reason"); n != 0 {
 		b.errorf("bob, never deferred, shows a deferral reason: %s", b.text(cell(2, "Status")))
 	}
+	// Each recipient's TLS is the API's: version and cipher, verified or
+	// not and the policy; none in clear text; a dash before any session.
+	for n, rcpt := range []map[string]any{ann, bob} {
+		got := strings.Join(strings.Fields(b.text(cell(n+1, "TLS"))), " ")
+		want := "—"
+		if tls, ok := rcpt["tls"].(map[string]any); ok {
+			verified := "not verified"
+			if tls["verified"] == true {
+				verified = "verified"
+			}
+			want = fmt.Sprintf("%s %s %s", tls["version"], tls["cipher"], verified)
+		} else if rcpt["unencrypted"] == true {
+			want = "none (plaintext)"
+		}
+		if !strings.HasPrefix(got, want) {
+			b.errorf("%s's TLS says %q, the API %v (unencrypted %v)", rcpt["address"], got, rcpt["tls"], rcpt["unencrypted"])
+		}
+	}
 	if got := b.text("#timeline"); !strings.Contains(got, "Why: greylisted") {
 		b.errorf("the timeline does not say why ann was deferred:\n%s", got)
 	}
@@ -84,5 +102,18 @@ func TestDashboardShowsDeferralSiteAndPool(t *testing.T) {
 	cli(t, t.TempDir(), nil, "domains", "update", "shop.example", "--account", "acme", "--ip-pool", "bulk", "--data-dir", node.dataDir)
 	b.navigate("/domains/shop.example")
 	b.waitFor("the pool bulk on the domain's page", `document.querySelector("code#ip-pool")?.textContent === "bulk"`)
+
+	b.step("the domain's tls")
+	if got := b.text("#domain-tls"); !strings.HasPrefix(got, "Opportunistic") {
+		b.errorf("a new domain's TLS says %q, want Opportunistic", got)
+	}
+	if r := node.client.Do(apitest.Request{Method: "PATCH", Path: "/v1/domains/shop.example", Key: key, Body: map[string]any{"tls": "enforced"}}); r.Status != 200 {
+		t.Fatalf("PATCH tls: %d %s", r.Status, r.Body)
+	}
+	b.navigate("/domains/shop.example")
+	b.waitFor("tls enforced on the domain's page", `document.querySelector("#domain-tls")?.dataset.tls === "enforced"`)
+	if got := b.text("#domain-tls"); !strings.HasPrefix(got, "Enforced") {
+		b.errorf("an enforced domain's TLS says %q", got)
+	}
 	b.screenshot("domain-ip-pool")
 }

@@ -118,5 +118,26 @@ func TestDomainsUpdateIPPool(t *testing.T) {
 		if p := pool(); p != nil {
 			t.Fatalf("cleared, ipPool is %v, want null", p)
 		}
+
+		// The domain's tls, which the API's PATCH sets too.
+		tls := func() any {
+			t.Helper()
+			r := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/domains/shop.example", Key: key})
+			var d map[string]any
+			if err := json.Unmarshal(r.Body, &d); r.Status != 200 || err != nil {
+				t.Fatalf("get: %d %s", r.Status, r.Body)
+			}
+			return d["tls"]
+		}
+		if m := tls(); m != "opportunistic" {
+			t.Fatalf("a new domain's tls is %v, want opportunistic", m)
+		}
+		out = cli(t, work, nil, append([]string{"domains", "update", "shop.example", "--account", "acme", "--tls", "enforced"}, storage...)...)
+		if !strings.Contains(out, "Domain shop.example of account acme sends with tls enforced.") || strings.Contains(out, "pool") {
+			t.Fatalf("domains update --tls enforced printed:\n%s", out)
+		}
+		if m, p := tls(), pool(); m != "enforced" || p != nil {
+			t.Fatalf("after domains update --tls enforced, tls is %v and ipPool %v; want enforced and the pool kept", m, p)
+		}
 	})
 }

@@ -17,7 +17,7 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 		ID: m.ID, Status: api.MessageStatus(m.Status), From: m.From.String(),
 		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
 		Subject: m.Subject, Category: api.Category(m.Category), Tags: m.Tags, Template: toTemplateRef(m.Template),
-		CreatedAt: wireTime(m.CreatedAt), ScheduledAt: optWireTime(m.ScheduledAt),
+		CreatedAt: wireTime(m.CreatedAt), ScheduledAt: optWireTime(m.ScheduledAt), RequireTLS: m.RequireTLS,
 	}
 	if out.Tags == nil {
 		out.Tags = map[string]string{}
@@ -32,6 +32,7 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 			LastAttemptAt: optWireTime(r.LastAttemptAt), NextAttemptAt: optWireTime(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
 			Unencrypted: r.Unencrypted, Site: optString(r.Site), LastDeferralReason: optDeferralReason(r.LastDeferralReason),
+			TLS: toTLSInfo(r.TLS),
 		}
 	}
 	for _, e := range events {
@@ -45,6 +46,15 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 		out.OlderEventsCursor = &c
 	}
 	return out
+}
+
+// toTLSInfo shows the TLS of a recipient's last attempt; nil (null) in
+// clear text or before any session (docs/api.md "TLS policy").
+func toTLSInfo(t *mailroom.TLSInfo) *api.TLSInfo {
+	if t == nil {
+		return nil
+	}
+	return &api.TLSInfo{Version: t.Version, Cipher: t.Cipher, Verified: t.Verified, Policy: api.TLSPolicy(t.Policy)}
 }
 
 // recipientStatus names a recipient's state as docs/api.md "The email log"

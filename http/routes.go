@@ -40,6 +40,7 @@ func (s *Server) routes() http.Handler {
 	})
 	handle("/v1/domains/{domain}", methods{
 		"GET":    s.authed(mailroom.ScopeDomains, s.getDomain),
+		"PATCH":  s.authed(mailroom.ScopeDomains, s.updateDomain),
 		"DELETE": s.authed(mailroom.ScopeDomains, s.deleteDomain),
 	})
 	handle("/v1/domains/{domain}/verify", methods{"POST": s.authed(mailroom.ScopeDomains, s.verifyDomain)})

@@ -108,10 +108,11 @@ func wireCases() []wireCase {
 		ReplyTo: []mailroom.Address{{Name: "Help <desk>", Address: "help@example.com"}},
 		Subject: "Your receipt <#1042> & more", Category: mailroom.CategoryMarketing,
 		Tags: map[string]string{"kind": "receipt", "a": "<b>"}, Template: &mailroom.TemplateRef{ID: "tpl_01", Name: "receipt", Version: 3},
-		IdempotencyKey: "order-1042", CreatedAt: wireT1, ScheduledAt: ptr(wireT2),
+		IdempotencyKey: "order-1042", CreatedAt: wireT1, ScheduledAt: ptr(wireT2), RequireTLS: true,
 		Recipients: []*mailroom.Recipient{
 			{Address: "ann@example.net", Status: mailroom.RecipientDelivered, Attempts: 1, LastAttemptAt: ptr(wireT3),
-				SMTPCode: 250, SMTPResponse: "2.0.0 OK", MX: "mx.example.net", Site: "mx.example.net", LastDeferralReason: mailroom.DeferThrottled},
+				SMTPCode: 250, SMTPResponse: "2.0.0 OK", MX: "mx.example.net", Site: "mx.example.net", LastDeferralReason: mailroom.DeferThrottled,
+				TLS: &mailroom.TLSInfo{Version: "TLS1.3", Cipher: "TLS_AES_128_GCM_SHA256", Verified: true, Policy: mailroom.TLSPolicyRequireTLS}},
 			{Address: "bob@example.net", Status: mailroom.RecipientDeferred, Attempts: 2, LastAttemptAt: ptr(wireT3), NextAttemptAt: ptr(wireT4),
 				SMTPCode: 451, SMTPResponse: "4.7.1 try later", MX: "mx.example.net", Unencrypted: true, Site: "google",
 				LastDeferralReason: mailroom.DeferGreylisted},

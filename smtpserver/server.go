@@ -39,6 +39,10 @@ type Setup struct {
 	// AllowInsecureAuth lets AUTH reach the session before TLS, for a
 	// listener whose session answers it itself.
 	AllowInsecureAuth bool
+	// RequireTLS advertises REQUIRETLS (RFC 8689 §4.1), over TLS only
+	// (go-smtp's EnableREQUIRETLS): the listener's sessions read the
+	// MAIL FROM parameter from gosmtp.MailOptions.RequireTLS.
+	RequireTLS bool
 }
 
 // Server is the lifecycle of a listener: any number of Serve calls share
@@ -195,6 +199,7 @@ func (s *Server) newSMTPServer() *gosmtp.Server {
 	srv.ReadTimeout = st.Limits.ReadTimeout
 	srv.WriteTimeout = st.Limits.WriteTimeout
 	srv.AllowInsecureAuth = st.AllowInsecureAuth
+	srv.EnableREQUIRETLS = st.RequireTLS
 	if st.TLS != nil {
 		cfg := st.TLS.Clone()
 		cfg.NextProtos = nil

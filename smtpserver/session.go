@@ -47,6 +47,10 @@ type Transaction[A any] struct {
 	TLS   bool
 	Conn  net.Conn
 	Auth  A
+	// RequireTLS: MAIL FROM carried REQUIRETLS (RFC 8689), for a
+	// listener that advertises it (Setup.RequireTLS); its session sets
+	// it after Open.
+	RequireTLS bool
 }
 
 // Reset ends the transaction (RSET, or the end of one).

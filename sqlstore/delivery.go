@@ -17,7 +17,7 @@ import (
 // which a greylisted recipient's retry goes back to (mailroom.Delivery's
 // PreferMX, FirstAttempt; mailroom.NewAttempt).
 const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at, r.mx, r.site, r.last_deferral_reason,
-	m.account_id, m.from_address, m.subject, m.domain, m.created_at`
+	m.account_id, m.from_address, m.subject, m.domain, m.created_at, m.require_tls`
 
 // claimable is the condition on recipients r that a claim may take: due,
 // and held by no claim. It is the partial index recipients_due's own
@@ -144,7 +144,8 @@ func (r *accountRefs) scanQueued(row scanner) (*mailroom.QueuedRecipient, error)
 	var mx sql.NullString
 	var queued, created int64
 	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued, &mx, &q.Site, &reason,
-		r.column(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created); err != nil {
+		r.column(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created,
+		&q.Message.RequireTLS); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
@@ -222,17 +223,21 @@ func (s *Store) RecordAttempts(ctx context.Context, attempts []*mailroom.Attempt
 		touched := map[string]bool{}
 		for _, a := range attempts {
 			r := a.Recipient
+			tls, err := tlsColumn(r.TLS)
+			if err != nil {
+				return err
+			}
 			var code any
 			if r.SMTPCode != 0 {
 				code = r.SMTPCode
 			}
 			res, err := s.txExec(ctx, tx, `UPDATE recipients SET status = $3, attempts = $4, last_attempt_at = $5,
 				next_attempt_at = $6, smtp_code = $7, smtp_response = $8, mx = $9, due_at = $10, unencrypted = $12,
-				site = $13, last_deferral_reason = $14, claim_node = NULL, claim_token = NULL, lease_until = NULL
+				site = $13, last_deferral_reason = $14, tls = $15, claim_node = NULL, claim_token = NULL, lease_until = NULL
 				WHERE message_id = $1 AND address = $2 AND claim_token = $11`,
 				messageKey(r.MessageID), r.Address, string(r.Status), r.Attempts, microsOrNil(r.LastAttemptAt),
 				microsOrNil(r.NextAttemptAt), code, r.SMTPResponse, r.MX, microsOrNil(a.DueAt), a.ClaimToken, r.Unencrypted,
-				r.Site, string(r.LastDeferralReason))
+				r.Site, string(r.LastDeferralReason), tls)
 			if err != nil {
 				return s.wrap(err, "record attempt")
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -39,10 +39,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool)
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS))
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -121,6 +121,28 @@ func (s *Store) SetDomainIPPool(ctx context.Context, accountID, name, pool strin
 	return d, s.wrap(err, "set domain ip pool")
 }
 
+// UpdateDomain applies u's fields to an account's domain in one UPDATE
+// (COALESCE keeps a column whose field is nil) and returns the domain as it
+// now is.
+func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
+	if u.Empty() {
+		return s.Domain(ctx, accountID, name)
+	}
+	var tls, pool any
+	if u.TLS != nil {
+		tls = string(*u.TLS)
+	}
+	if u.IPPool != nil {
+		pool = *u.IPPool
+	}
+	d, err := scanDomain(s.write.QueryRowContext(ctx, `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
+		WHERE account_id = $1 AND name = $2 RETURNING `+domainColumns, accountID, name, tls, pool))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	}
+	return d, s.wrap(err, "update domain")
+}
+
 // SaveDomainCheck stores a check's outcome and its event in one transaction.
 func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
 	records, err := json.Marshal(d.Records)
@@ -163,17 +185,18 @@ func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.D
 
 func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var d mailroom.Domain
-	var status, records string
+	var status, records, tls string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {
 		return nil, fmt.Errorf("domain %s records: %w", d.ID, err)
 	}
 	d.Status = mailroom.DomainStatus(status)
+	d.TLS = mailroom.TLSMode(tls).OrDefault()
 	d.CreatedAt = fromMicros(created)
 	d.VerifiedAt = fromNullMicros(verified)
 	d.LastCheckedAt = fromNullMicros(checked)

@@ -15,7 +15,7 @@ import (
 // deliveryColumns are a whole message row, content and raw bytes
 // included: what delivery needs (messageRow, scanMessage) and the email
 // log must never read.
-const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, content, created_at, scheduled_at, raw`
+const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, content, created_at, scheduled_at, raw, require_tls`
 
 // logColumns are what the email log shows of a message: small columns
 // only. A message's content (bodies, base64 attachments: up to ~10 MiB) and
@@ -28,7 +28,7 @@ const deliveryColumns = `id, account_id, status, subject, category, domain, idem
 // content was decoded, and under 1 ms in PostgreSQL, which keeps large
 // values out of line. Only a table of their own for content and raw would
 // make it as cheap in SQLite.
-const logColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, created_at, scheduled_at`
+const logColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, created_at, scheduled_at, require_tls`
 
 // messageRow reads one whole message (content and raw bytes) by a WHERE
 // clause, for delivery, on the read pool.
@@ -55,7 +55,7 @@ func (r *accountRefs) scanMessage(row scanner, raw *[]byte) (*mailroom.Message, 
 		rawDst = raw
 	}
 	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key,
-		&envelope, &content, &created, &scheduled, rawDst); err != nil {
+		&envelope, &content, &created, &scheduled, rawDst, &m.RequireTLS); err != nil {
 		return nil, err
 	}
 	if err := decodeEnvelope(envelope, &m); err != nil {
@@ -78,7 +78,7 @@ func (r *accountRefs) scanLogMessage(row scanner) (*mailroom.Message, error) {
 	var created int64
 	var scheduled sql.NullInt64
 	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &envelope,
-		&created, &scheduled); err != nil {
+		&created, &scheduled, &m.RequireTLS); err != nil {
 		return nil, err
 	}
 	if err := decodeEnvelope(envelope, &m); err != nil {
@@ -114,7 +114,7 @@ func (s *Store) message(ctx context.Context, accountID, id string, timeline bool
 			return s.wrap(err, "find message")
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason, tls FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "message recipients")
 		}
@@ -166,9 +166,13 @@ func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 	var r mailroom.Recipient
 	var kind, status, reason string
 	var last, next, code sql.NullInt64
-	var resp, mx sql.NullString
+	var resp, mx, tls sql.NullString
 	if err := row.Scan(messageColumn(&r.MessageID), &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx,
-		&r.Unencrypted, &r.Site, &reason); err != nil {
+		&r.Unencrypted, &r.Site, &reason, &tls); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.TLS, err = scanTLS(tls); err != nil {
 		return nil, err
 	}
 	r.LastDeferralReason = mailroom.DeferralReason(reason)
@@ -515,7 +519,7 @@ func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom
 	var rs []*mailroom.Recipient
 	for {
 		query := `SELECT position, message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
+			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason, tls FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
 			ORDER BY message_id, address`
 		if limit > 0 {
 			query += fmt.Sprintf(" LIMIT %d", limit)

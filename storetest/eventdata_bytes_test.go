@@ -90,9 +90,9 @@ func TestEmailEventDataBytes(t *testing.T) {
 			"email.queued c@x.example": {`{"attempt":0}`, head("MSG", "c@x.example") + subject + `,` + tags + `,"attempt":0}`},
 			"email.queued d@y.example": {`{"attempt":0}`, head("BARE", "d@y.example") + `"subject":"Your receipt","tags":{},"attempt":0}`},
 			"email.delivered a@x.example": {
-				`{"smtpCode":250,"smtpResponse":"250 2.0.0 \u003cok\u003e \u0026 \"queued\"","mx":"mx.x.example","unencrypted":true,"attempt":1}`,
+				`{"smtpCode":250,"smtpResponse":"250 2.0.0 \u003cok\u003e \u0026 \"queued\"","mx":"mx.x.example","unencrypted":true,"tls":null,"attempt":1}`,
 				head("MSG", "a@x.example") + subject + `,` + tags +
-					`,"smtpCode":250,"smtpResponse":"250 2.0.0 \u003cok\u003e \u0026 \"queued\"","mx":"mx.x.example","unencrypted":true,"attempt":1}`},
+					`,"smtpCode":250,"smtpResponse":"250 2.0.0 \u003cok\u003e \u0026 \"queued\"","mx":"mx.x.example","unencrypted":true,"tls":null,"attempt":1}`},
 			"email.bounced b@x.example": {
 				`{"smtpCode":550,"smtpResponse":"550 5.1.1 no such user","bounceType":"hard","attempt":1}`,
 				head("MSG", "b@x.example") + subject + `,` + tags + `,"smtpCode":550,"smtpResponse":"550 5.1.1 no such user","bounceType":"hard","attempt":1}`},

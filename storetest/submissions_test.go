@@ -75,7 +75,7 @@ func newSubmissionWorld(t *testing.T, e storetest.Engine) *submissionWorld {
 }
 
 func (w *submissionWorld) submit(mailFrom string, rcpts []string, raw string) (string, error) {
-	return w.svc.Submit(context.Background(), w.key, mailFrom, rcpts, strings.NewReader(raw))
+	return w.svc.Submit(context.Background(), w.key, submission.Envelope{MailFrom: mailFrom, Rcpts: rcpts}, strings.NewReader(raw))
 }
 
 // verifyDKIM checks raw's signature as a receiver would, against the

@@ -26,9 +26,9 @@ type Handler interface {
 	// Allow says whether the key's account may make one more request now
 	// (its rate limit); false is answered 451 4.7.0.
 	Allow(key *mailroom.APIKey) bool
-	// Submit accepts one message: the envelope sender, the envelope
-	// recipients and the message as the client wrote it (bounded by the
-	// server). It returns the message id once the message is durable, or
+	// Submit accepts one message: its envelope (MAIL FROM with
+	// REQUIRETLS, the RCPT TO addresses) and the message as the client
+	// wrote it (bounded by the server). It returns the message id once the message is durable, or
 	// an *mailroom.Error saying why not.
-	Submit(ctx context.Context, key *mailroom.APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error)
+	Submit(ctx context.Context, key *mailroom.APIKey, env Envelope, raw io.Reader) (string, error)
 }

@@ -141,6 +141,9 @@ func (s *Server) setup() smtpserver.Setup {
 		// so AUTH is not advertised then (RFC 4954 §4: a client must not
 		// send credentials in the clear, RFC 8314 §3.3).
 		AllowInsecureAuth: true,
+		// A message may ask to travel over verified TLS all the way
+		// (RFC 8689): MAIL FROM … REQUIRETLS, advertised over TLS only.
+		RequireTLS: true,
 	}
 }
 

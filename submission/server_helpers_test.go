@@ -51,10 +51,11 @@ type fakeHandler struct {
 }
 
 type submitted struct {
-	keyID    string
-	mailFrom string
-	rcpts    []string
-	data     []byte
+	keyID      string
+	mailFrom   string
+	rcpts      []string
+	requireTLS bool
+	data       []byte
 }
 
 func newFakeHandler() *fakeHandler {
@@ -86,7 +87,7 @@ func (h *fakeHandler) Allow(*mailroom.APIKey) bool {
 	return !h.deny
 }
 
-func (h *fakeHandler) Submit(ctx context.Context, key *mailroom.APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
+func (h *fakeHandler) Submit(ctx context.Context, key *mailroom.APIKey, env submission.Envelope, raw io.Reader) (string, error) {
 	data, err := io.ReadAll(raw)
 	if err != nil {
 		return "", err
@@ -112,7 +113,7 @@ func (h *fakeHandler) Submit(ctx context.Context, key *mailroom.APIKey, mailFrom
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.submitted = append(h.submitted, submitted{keyID: key.KeyID, mailFrom: mailFrom, rcpts: rcpts, data: data})
+	h.submitted = append(h.submitted, submitted{keyID: key.KeyID, mailFrom: env.MailFrom, rcpts: env.Rcpts, requireTLS: env.RequireTLS, data: data})
 	return fmt.Sprintf("msg_%d", len(h.submitted)), nil
 }
 

@@ -69,6 +69,12 @@ func (x *session) Logout() error {
 // reserved at MAIL: Data reserves the message as it arrives.
 func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	s, base := x.s, x.Server
+	// First: in clear text no login is possible either, and this says
+	// what to do.
+	requireTLS := opts != nil && opts.RequireTLS
+	if _, encrypted := x.Conn.TLSConnectionState(); requireTLS && !encrypted {
+		return errRequireTLSInClear
+	}
 	x.Mu.Lock()
 	prev, password, open := x.key, x.password, x.Tx.Open
 	x.Mu.Unlock()
@@ -120,7 +126,13 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	x.Mu.Lock()
 	x.key = key
 	x.Mu.Unlock()
-	return x.Open(from, key)
+	if err := x.Open(from, key); err != nil {
+		return err
+	}
+	x.Mu.Lock()
+	x.Tx.RequireTLS = requireTLS
+	x.Mu.Unlock()
+	return nil
 }
 
 // Rcpt takes any recipient: what a recipient may be (its syntax,
@@ -235,7 +247,7 @@ func (x *session) submit(ctx context.Context, tx smtpserver.Transaction[*mailroo
 			id, err = "", fmt.Errorf("submission: Handler.Submit panicked: %v", v)
 		}
 	}()
-	id, err = x.s.Handler.Submit(ctx, tx.Auth, tx.From, tx.Rcpts, r)
+	id, err = x.s.Handler.Submit(ctx, tx.Auth, Envelope{MailFrom: tx.From, Rcpts: tx.Rcpts, RequireTLS: tx.RequireTLS}, r)
 	if err == nil && id == "" {
 		err = errors.New("submission: Handler.Submit returned neither an id nor an error")
 	}

@@ -64,7 +64,7 @@ func (s *Service) Allow(key *mailroom.APIKey) bool {
 // The key is read again first: a session outlives its AUTH, and a key
 // revoked since must stop it at its next message, as the next request of
 // the HTTP API.
-func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, mailFrom string, rcpts []string, raw io.Reader) (string, error) {
+func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, env Envelope, raw io.Reader) (string, error) {
 	if err := s.Auth.Recheck(ctx, key); err != nil {
 		return "", err
 	}
@@ -78,9 +78,12 @@ func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, mailFrom str
 		return "", mailroom.Errorf(mailroom.ECodePayloadTooLarge, "The message is larger than %d MiB.", MaxSubmittedMessageBytes>>20)
 	}
 	now := s.Now().UTC()
-	m, envelopeDomain, err := newSubmittedMessage(mailroom.NewID(mailroom.PrefixMessage, now), now, mailFrom, rcpts, data)
+	m, envelopeDomain, err := newSubmittedMessage(mailroom.NewID(mailroom.PrefixMessage, now), now, env.MailFrom, env.Rcpts, data)
 	if err != nil {
 		return "", err
+	}
+	if env.RequireTLS {
+		m.RequireTLS, m.RequestDigest = true, requireTLSDigest(m.RequestDigest)
 	}
 	m.AccountID = key.AccountID
 	if m.IdempotencyKey != "" {

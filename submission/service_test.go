@@ -134,7 +134,7 @@ func newSubWorld(t *testing.T) *subWorld {
 }
 
 func (w *subWorld) submit(mailFrom string, rcpts []string, raw string) (string, error) {
-	return w.svc.Submit(context.Background(), w.key, mailFrom, rcpts, strings.NewReader(raw))
+	return w.svc.Submit(context.Background(), w.key, submission.Envelope{MailFrom: mailFrom, Rcpts: rcpts}, strings.NewReader(raw))
 }
 
 // last is the message accepted last.

@@ -54,6 +54,30 @@ type Domain struct {
 	// from (docs/api.md "How mail leaves"); null for the default pool. The
 	// operator sets it: `mailroom domains update --ip-pool`.
 	IPPool *string `json:"ipPool"`
+	// TLS is the domain's requirement of the TLS its mail leaves over
+	// (docs/api.md "TLS policy"): opportunistic (the default) or enforced.
+	TLS DomainTLS `json:"tls"`
+}
+
+// DomainTLS is a sending domain's tls setting.
+type DomainTLS string
+
+const (
+	// DomainTLSOpportunistic: STARTTLS when the receiver offers it, else
+	// in clear, unless the receiver's MTA-STS policy or the send requires
+	// TLS.
+	DomainTLSOpportunistic DomainTLS = "opportunistic"
+	// DomainTLSEnforced: every delivery needs STARTTLS with a certificate
+	// valid for the MX host; otherwise it is deferred and, after the retry
+	// window, fails with reason tls_required.
+	DomainTLSEnforced DomainTLS = "enforced"
+)
+
+// DomainUpdateRequest is the body of PATCH /v1/domains/{domain} (OpenAPI
+// schema DomainUpdateRequest): the settings to change; those left out
+// stay as they are.
+type DomainUpdateRequest struct {
+	TLS *DomainTLS `json:"tls,omitempty"`
 }
 
 // DNSRecord is one record to publish, and what the last check found

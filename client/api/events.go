@@ -172,7 +172,7 @@ type EmailEventData struct {
 	Reason DeferralReason `json:"reason,omitempty"`
 	// TLS is the TLS the attempt's SMTP session ran under; nil in clear
 	// text, and on events of no attempt.
-	TLS *TLSInfo `json:"tls,omitempty"`
+	TLS *TLSInfo `json:"tls,omitzero"`
 	// Attempt counts the delivery attempts so far.
 	Attempt int `json:"attempt"`
 }

@@ -76,6 +76,8 @@ type Message struct {
 	// ScheduledAt is when a scheduled send is (or was) due; null for a
 	// message sent at once.
 	ScheduledAt *time.Time `json:"scheduledAt"`
+	// RequireTLS is the send's requireTls (RFC 8689 REQUIRETLS).
+	RequireTLS bool `json:"requireTls"`
 	// Recipients are in request order: to, cc, bcc.
 	Recipients []Recipient `json:"recipients"`
 	// Events is the timeline, oldest first: in the answers about one
@@ -111,6 +113,10 @@ type Recipient struct {
 	// LastDeferralReason is why the recipient was last deferred; it stays
 	// after a later delivery, as history.
 	LastDeferralReason *DeferralReason `json:"lastDeferralReason"`
+	// TLS is the TLS the last attempt's SMTP session ran under
+	// (docs/api.md "TLS policy"); null in clear text, or before any
+	// session was had.
+	TLS *TLSInfo `json:"tls"`
 }
 
 // MessageEvent is one entry of a message's timeline (OpenAPI schema

@@ -65,6 +65,11 @@ type SendRequest struct {
 	// as the Idempotency-Key header (which a batch refuses: there each item
 	// carries its own).
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// RequireTLS asks for REQUIRETLS (RFC 8689): the message is delivered
+	// only over verified TLS to an MX host that an MTA-STS policy names
+	// and that advertises REQUIRETLS, else bounced with 5.7.30
+	// (docs/api.md "TLS policy").
+	RequireTLS bool `json:"requireTls,omitempty"`
 }
 
 // AddressList is an address field of a send: the API takes one address as

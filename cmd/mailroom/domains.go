@@ -100,16 +100,18 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 	}, resolver, nil
 }
 
-// domainsUpdate is `mailroom domains update DOMAIN --account NAME --ip-pool
-// POOL`: the operator assigns a sending domain its pool of source
-// addresses (docs/api.md "How mail leaves"), through the domains service,
-// which the API shows it from. The pool's addresses are each node's
-// --ip-pool; running nodes use the new pool within 10 s (the delivery
-// Signer's domain cache).
+// domainsUpdate is `mailroom domains update DOMAIN --account NAME
+// [--ip-pool POOL] [--tls opportunistic|enforced]`: the operator changes a
+// sending domain's settings (docs/api.md "How mail leaves") through the
+// domains service, which the API shows them from: its pool of source
+// addresses (each node's --ip-pool) and its tls, which PATCH
+// /v1/domains/{domain} sets too. Running nodes apply them within 10 s (the
+// delivery Signer's domain cache).
 func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
 	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account the domain belongs to (required)")
-	pool := fs.String("ip-pool", "", "the `POOL` the domain's mail leaves from, a NAME of serve's --ip-pool; \"\" for the default pool (required)")
+	pool := fs.String("ip-pool", "", "the `POOL` the domain's mail leaves from, a NAME of serve's --ip-pool; \"\" for the default pool")
+	tlsMode := fs.String("tls", "", "the domain's TLS `MODE`: opportunistic (the default: STARTTLS when offered) or enforced (verified TLS on every delivery)")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -119,34 +121,50 @@ func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stder
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *account == "" || !given["ip-pool"] {
-		return usageError{`domains update needs --account and --ip-pool (--ip-pool "" for the default pool)`}
+	if *account == "" || !given["ip-pool"] && !given["tls"] {
+		return usageError{`domains update needs --account and a setting: --ip-pool POOL (--ip-pool "" for the default pool) or --tls opportunistic|enforced`}
 	}
-	if *pool != "" && !mailroom.ValidIPPoolName(*pool) {
-		msg := fmt.Sprintf("--ip-pool %q is not a pool name: letters, digits, '-' and '_', at most 64", *pool)
-		if strings.Contains(*pool, "=") {
-			// serve's --ip-pool defines pools; its environment twin,
-			// MAILROOM_IP_POOL, is this flag's too.
-			msg += "; give the NAME of a pool that serve's --ip-pool NAME=ADDRESS,… defines (MAILROOM_IP_POOL is read when --ip-pool is not given)"
+	var u mailroom.DomainUpdate
+	if given["ip-pool"] {
+		if *pool != "" && !mailroom.ValidIPPoolName(*pool) {
+			msg := fmt.Sprintf("--ip-pool %q is not a pool name: letters, digits, '-' and '_', at most 64", *pool)
+			if strings.Contains(*pool, "=") {
+				// serve's --ip-pool defines pools; its environment twin,
+				// MAILROOM_IP_POOL, is this flag's too.
+				msg += "; give the NAME of a pool that serve's --ip-pool NAME=ADDRESS,… defines (MAILROOM_IP_POOL is read when --ip-pool is not given)"
+			}
+			return usageError{msg}
 		}
-		return usageError{msg}
+		u.IPPool = pool
+	}
+	if given["tls"] {
+		mode, ok := mailroom.ParseTLSMode(*tlsMode)
+		if !ok {
+			return usageError{fmt.Sprintf("--tls %q: want opportunistic or enforced", *tlsMode)}
+		}
+		u.TLS = &mode
 	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
 		if err != nil {
 			return err
 		}
-		d, err := (&domain.Service{Store: s}).SetIPPool(ctx, acct.ID, rest[0], *pool)
+		d, err := (&domain.Service{Store: s}).Update(ctx, acct.ID, rest[0], u)
 		if mailroom.IsCode(err, mailroom.ECodeNotFound) {
 			return fmt.Errorf("no domain %s in account %s", rest[0], acct.Name)
 		} else if err != nil {
 			return err
 		}
-		to := "the default pool"
-		if d.IPPool != "" {
-			to = "the IP pool " + d.IPPool
+		if u.IPPool != nil {
+			to := "the default pool"
+			if d.IPPool != "" {
+				to = "the IP pool " + d.IPPool
+			}
+			fmt.Fprintf(stdout, "Domain %s of account %s sends from %s.\n", d.Name, acct.Name, to)
 		}
-		fmt.Fprintf(stdout, "Domain %s of account %s sends from %s.\n", d.Name, acct.Name, to)
+		if u.TLS != nil {
+			fmt.Fprintf(stdout, "Domain %s of account %s sends with tls %s.\n", d.Name, acct.Name, d.TLS.OrDefault())
+		}
 		fmt.Fprintln(stdout, "Running nodes apply it within 10 s.")
 		return nil
 	})

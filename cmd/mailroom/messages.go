@@ -201,7 +201,7 @@ func printMessage(w io.Writer, m *client.Message) {
 	// The site is where the last attempt went (docs/api.md "How mail
 	// leaves"); the last deferral says why the recipient waited last, and
 	// stays once it is delivered.
-	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT\tSITE\tLAST DEFERRAL\tLAST REPLY")
+	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT\tSITE\tLAST DEFERRAL\tTLS\tLAST REPLY")
 	for _, r := range m.Recipients {
 		last, next := "-", "-"
 		if r.LastAttemptAt != nil {
@@ -217,8 +217,8 @@ func printMessage(w io.Writer, m *client.Message) {
 		if r.Unencrypted {
 			reply += " unencrypted"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last, next,
-			orDash(clean(deref(r.Site))), orDash(clean(string(deref(r.LastDeferralReason)))), strings.TrimSpace(clean(reply)))
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last, next,
+			orDash(clean(deref(r.Site))), orDash(clean(string(deref(r.LastDeferralReason)))), recipientTLS(r), strings.TrimSpace(clean(reply)))
 	}
 	tw.Flush()
 
@@ -364,4 +364,22 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// recipientTLS is the TLS of a recipient's last attempt as one cell
+// (docs/api.md "TLS policy"): "TLS1.3 verified mta-sts", "TLS1.2
+// unverified opportunistic", "none" in clear text, "-" before any session.
+// The cipher is GET /v1/messages/{id}'s, --json's.
+func recipientTLS(r api.Recipient) string {
+	switch {
+	case r.TLS != nil:
+		verified := "unverified"
+		if r.TLS.Verified {
+			verified = "verified"
+		}
+		return clean(r.TLS.Version + " " + verified + " " + string(r.TLS.Policy))
+	case r.Unencrypted:
+		return "none"
+	}
+	return "-"
 }

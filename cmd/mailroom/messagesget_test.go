@@ -14,9 +14,10 @@ func TestMessagesGetShowsSiteAndDeferral(t *testing.T) {
 		"cc":[],"bcc":[],"replyTo":[],"subject":"Hi","category":"transactional","tags":{},"template":null,"idempotencyKey":null,
 		"createdAt":"2026-11-22T10:00:00Z","scheduledAt":null,"recipients":[
 		{"address":"ann@example.net","status":"deferred","attempts":1,"lastAttemptAt":"2026-11-22T10:00:01Z","nextAttemptAt":"2026-11-22T10:05:01Z",
-		 "smtpCode":451,"smtpResponse":"451 4.7.1 Greylisted","mx":"mx1.example.net","unencrypted":false,"site":"google","lastDeferralReason":"greylisted"},
+		 "smtpCode":451,"smtpResponse":"451 4.7.1 Greylisted","mx":"mx1.example.net","unencrypted":false,"site":"google","lastDeferralReason":"greylisted",
+		 "tls":{"version":"TLS1.3","cipher":"TLS_AES_128_GCM_SHA256","verified":true,"policy":"mta-sts"}},
 		{"address":"bob@example.org","status":"delivered","attempts":2,"lastAttemptAt":"2026-11-22T10:01:00Z","nextAttemptAt":null,
-		 "smtpCode":250,"smtpResponse":"250 ok","mx":"mx.example.org","unencrypted":false,"site":"mx.example.org","lastDeferralReason":"throttled"},
+		 "smtpCode":250,"smtpResponse":"250 ok","mx":"mx.example.org","unencrypted":true,"site":"mx.example.org","lastDeferralReason":"throttled","tls":null},
 		{"address":"cy@example.com","status":"queued","attempts":0,"lastAttemptAt":null,"nextAttemptAt":null,
 		 "smtpCode":null,"smtpResponse":null,"mx":null,"unencrypted":false,"site":null,"lastDeferralReason":null}],
 		"events":[{"id":"evt_1","type":"email.deferred","createdAt":"2026-11-22T10:00:01Z","recipient":"ann@example.net",
@@ -27,10 +28,10 @@ func TestMessagesGetShowsSiteAndDeferral(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	for _, want := range []string{
-		`(?m)^  ADDRESS\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+NEXT ATTEMPT\s+SITE\s+LAST DEFERRAL\s+LAST REPLY$`,
-		`(?m)^  ann@example\.net\s+deferred\s+1\s+2026-11-22T10:00:01Z\s+2026-11-22T10:05:01Z\s+google\s+greylisted\s+451 4\.7\.1 Greylisted \(mx1\.example\.net\)$`,
-		`(?m)^  bob@example\.org\s+delivered\s+2\s+2026-11-22T10:01:00Z\s+-\s+mx\.example\.org\s+throttled\s+250 ok \(mx\.example\.org\)$`,
-		`(?m)^  cy@example\.com\s+queued\s+0\s+-\s+-\s+-\s+-\s*$`,
+		`(?m)^  ADDRESS\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+NEXT ATTEMPT\s+SITE\s+LAST DEFERRAL\s+TLS\s+LAST REPLY$`,
+		`(?m)^  ann@example\.net\s+deferred\s+1\s+2026-11-22T10:00:01Z\s+2026-11-22T10:05:01Z\s+google\s+greylisted\s+TLS1\.3 verified mta-sts\s+451 4\.7\.1 Greylisted \(mx1\.example\.net\)$`,
+		`(?m)^  bob@example\.org\s+delivered\s+2\s+2026-11-22T10:01:00Z\s+-\s+mx\.example\.org\s+throttled\s+none\s+250 ok \(mx\.example\.org\) unencrypted$`,
+		`(?m)^  cy@example\.com\s+queued\s+0\s+-\s+-\s+-\s+-\s+-\s*$`,
 		`(?m)^  2026-11-22T10:00:01Z\s+email\.deferred\s+ann@example\.net\s+451 4\.7\.1 Greylisted \(greylisted\)$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {

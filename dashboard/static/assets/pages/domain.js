@@ -141,6 +141,9 @@ function statusSummary(d) {
         : h('span', { class: 'muted' }, d.status === 'failed' ? 'Only when you verify' : sandbox ? 'Never' : 'None scheduled')],
       // The operator assigns it: mailroom domains update --ip-pool.
       ['IP pool', d.ipPool ? h('code', { id: 'ip-pool' }, d.ipPool) : h('span', { class: 'muted', id: 'ip-pool' }, 'Default')],
+      // PATCH /v1/domains/{domain} {tls} or mailroom domains update --tls.
+      ['TLS', h('span', { id: 'domain-tls', dataset: { tls: d.tls } },
+        d.tls === 'enforced' ? 'Enforced: every delivery needs verified TLS' : 'Opportunistic: TLS when the receiver offers it')],
     ]),
   ];
 }

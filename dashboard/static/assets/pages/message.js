@@ -56,6 +56,7 @@ function facts(m) {
     m.template ? ['Template', h('a', { href: `/templates/${encodeURIComponent(m.template.id)}` }, `${m.template.name || m.template.id} (version ${m.template.version})`)] : null,
     Object.keys(m.tags).length ? ['Tags', h('span', {}, Object.entries(m.tags).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`)))] : null,
     m.idempotencyKey ? ['Idempotency key', h('code', {}, m.idempotencyKey)] : null,
+    m.requireTls ? ['TLS required', h('span', { id: 'require-tls' }, 'REQUIRETLS: verified TLS all the way, or a 5.7.30 bounce')] : null,
   ]));
 }
 
@@ -75,6 +76,32 @@ const deferralReasons = {
 
 function deferralReason(reason) {
   return deferralReasons[reason] || reason;
+}
+
+/** tlsPolicies name the TLS policy of an attempt (docs/api.md "TLS policy"). */
+const tlsPolicies = {
+  requiretls: 'REQUIRETLS',
+  'mta-sts': 'MTA-STS',
+  enforced: 'domain enforces TLS',
+  opportunistic: 'opportunistic',
+};
+
+/**
+ * recipientTLS shows the TLS of a recipient's last attempt: its version
+ * and cipher, whether the certificate verified and under which policy;
+ * none in clear text; a dash before any session.
+ */
+function recipientTLS(r) {
+  if (r.tls) {
+    return h('span', { class: 'recipient-tls', dataset: { verified: String(r.tls.verified), policy: r.tls.policy } },
+      h('span', { class: 'mono' }, `${r.tls.version} ${r.tls.cipher}`),
+      h('div', { class: 'row-sub' },
+        `${r.tls.verified ? 'verified' : 'not verified'} · ${tlsPolicies[r.tls.policy] || r.tls.policy}`));
+  }
+  if (r.unencrypted) {
+    return h('span', { class: 'recipient-tls', dataset: { plaintext: 'true' } }, 'none (plaintext)');
+  }
+  return h('span', { class: 'muted' }, '—');
 }
 
 function recipients(m) {
@@ -114,6 +141,7 @@ function recipients(m) {
       cell: (r) => (r.site ? h('span', { class: 'recipient-site' }, r.site) : h('span', { class: 'muted' }, '—')),
       class: 'wrap-anywhere',
     },
+    { label: 'TLS', cell: recipientTLS, class: 'wrap-anywhere' },
   ], m.recipients, { id: 'recipients', empty: 'No recipients.' });
 }
 

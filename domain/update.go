@@ -1,0 +1,34 @@
+package domain
+
+import (
+	"context"
+
+	"github.com/mailroom/mailroom"
+)
+
+// Update changes an account's domain's settings (PATCH
+// /v1/domains/{domain}, `mailroom domains update`): each field of u that is
+// set, after checking every one of them, so that a request with two
+// mistakes hears of both and changes nothing. An empty u answers the
+// domain as it is. Running nodes apply a new tls or IP pool to the
+// attempts they start once their delivery Signer reads the domain again
+// (within 10 s: the Signer caches a domain row that long).
+func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
+	var v mailroom.Validator
+	if u.TLS != nil {
+		if _, ok := mailroom.ParseTLSMode(string(*u.TLS)); !ok {
+			v.Add("tls", `must be "opportunistic" (the default: STARTTLS when the receiver offers it) or "enforced" (verified TLS on every delivery), not %q`, string(*u.TLS))
+		}
+	}
+	if u.IPPool != nil && *u.IPPool != "" && !mailroom.ValidIPPoolName(*u.IPPool) {
+		v.Add("ipPool", "%q is not an IP pool name: letters, digits, '-' and '_', at most 64 (\"\" for the default pool)", *u.IPPool)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	name, err := mailroom.NormalizeDomainName(rawName)
+	if err != nil {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", mailroom.Excerpt(rawName, 256))
+	}
+	return s.Store.UpdateDomain(ctx, accountID, name, u)
+}
