@@ -118,7 +118,7 @@ func (m *reportMailer) SendReport(ctx context.Context, from string, to []string,
 	if err != nil {
 		return err
 	}
-	_, err = m.submit.Submit(ctx, &mailroom.APIKey{AccountID: acct.ID}, from, to, bytes.NewReader(raw))
+	_, err = m.submit.Submit(ctx, &mailroom.APIKey{AccountID: acct.ID}, submission.Envelope{MailFrom: from, Rcpts: to}, bytes.NewReader(raw))
 	return err
 }
 
