@@ -246,6 +246,27 @@ func TestPolicySizeLimit(t *testing.T) {
 	}
 }
 
+// A policy host that sends without end is read only to the bound: the
+// fetch fails at once as an invalid policy, not at the timeout.
+func TestEndlessPolicyReadOnlyToTheBound(t *testing.T) {
+	w := newWorld(t)
+	w.setHandler(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/plain")
+		chunk := []byte(strings.Repeat("x: endless\n", 1000))
+		for r.Context().Err() == nil {
+			if _, err := rw.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	start := time.Now()
+	l := lookup(w.node(func(o *mtasts.Options) { o.Timeout = 5 * time.Second }), false)
+	wantFailure(t, l, mailroom.TLSFailSTSPolicyInvalid)
+	if took := time.Since(start); took > 4*time.Second {
+		t.Fatalf("the fetch took %v: it read on", took)
+	}
+}
+
 // The policy host's certificate must be valid for mta-sts.<domain> and
 // chain to a trusted root: else sts-webpki-invalid, and no policy.
 func TestPolicyHostCertificateVerified(t *testing.T) {
