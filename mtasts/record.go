@@ -163,8 +163,6 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-func isWSP(c byte) bool { return c == ' ' || c == '\t' }
-
 func trimWSP(s string) string { return strings.TrimLeft(s, " \t") }
 
 // clip shortens what an error quotes of hostile input.
