@@ -2,11 +2,13 @@ package mtasts_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,7 +19,8 @@ import (
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/dns/dnstest"
 	"github.com/mailroom/mailroom/mtasts"
-	"github.com/mailroom/mailroom/storetest"
+	"github.com/mailroom/mailroom/sqlite"
+	"github.com/mailroom/mailroom/sqlstore"
 	"github.com/mailroom/mailroom/tlscert/tlstest"
 )
 
@@ -31,7 +34,7 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // world is a recipient domain on loopback: its DNS (dnstest), an HTTPS
 // policy server with a certificate from the test CA, and a store (SQLite
-// unless given) that the nodes of a test share.
+// unless the test sets another) that the nodes of a test share.
 type world struct {
 	t     testing.TB
 	dns   *dnstest.Server
@@ -63,8 +66,33 @@ func newWorld(t testing.TB, names ...string) *world {
 	w.port = w.srv.Listener.Addr().(*net.TCPAddr).Port
 	w.dns.SetA("mta-sts."+domain, "127.0.0.1")
 	w.setID("1")
-	w.store = storetest.SQLite.Open(t)
+	w.store = sharedStore
+	if err := sharedStore.DeleteMTASTSPolicy(context.Background(), domain); err != nil {
+		t.Fatal(err)
+	}
 	return w
+}
+
+// sharedStore is one SQLite store for the package's tests, which run one
+// at a time and each start by forgetting the domain's policy: migrating a
+// store per test would cost more than the tests.
+var sharedStore *sqlstore.Store
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mtasts-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedStore, err = sqlite.Open(context.Background(), dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	sharedStore.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func (w *world) handle(rw http.ResponseWriter, r *http.Request) {
