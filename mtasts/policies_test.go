@@ -436,6 +436,8 @@ func TestTwoNodesShareThePolicy(t *testing.T) {
 func TestConcurrentLookupsShareOneFetch(t *testing.T) {
 	w := newWorld(t)
 	release := make(chan struct{})
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before the server's Close, which waits for the handler
 	w.setHandler(func(rw http.ResponseWriter, r *http.Request) {
 		<-release
 		rw.Header().Set("Content-Type", "text/plain")
@@ -456,9 +458,34 @@ func TestConcurrentLookupsShareOneFetch(t *testing.T) {
 	// The first request has arrived and is held; the others are started
 	// and, without a shared flight, would each send their own.
 	poll.Until(t, 10*time.Second, "a request at the policy server", func() bool { return w.requests.Load() > 0 })
-	close(release)
+	free()
 	for range n {
 		wantPolicy(t, <-results, "1", mailroom.MTASTSEnforce)
 	}
+	w.wantRequests(1)
+}
+
+// A caller that gives up waiting does not cancel the fetch the others
+// share: it gets no policy, and the fetch completes and is cached.
+func TestGivingUpLeavesTheFetchRunning(t *testing.T) {
+	w := newWorld(t)
+	release := make(chan struct{})
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before the server's Close, which waits for the handler
+	w.setHandler(func(rw http.ResponseWriter, r *http.Request) {
+		<-release
+		rw.Header().Set("Content-Type", "text/plain")
+		_, _ = rw.Write([]byte(enforcePolicy))
+	})
+	p := w.node()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan mailroom.MTASTSLookup, 1)
+	go func() { done <- p.Lookup(ctx, domain, false) }()
+	poll.Until(t, 10*time.Second, "a request at the policy server", func() bool { return w.requests.Load() > 0 })
+	cancel()
+	wantNone(t, <-done)
+	free()
+	poll.Until(t, 10*time.Second, "the policy stored", func() bool { return w.stored() != nil })
+	wantPolicy(t, lookup(p, false), "1", mailroom.MTASTSEnforce)
 	w.wantRequests(1)
 }
