@@ -121,7 +121,10 @@ func New(opts Options) *Policies {
 // Lookup gives domain's policy in force (mailroom.MTASTSPolicies). While
 // nothing is due it answers from memory, without DNS or store; otherwise
 // (or when afterFailure) it looks up the TXT record and fetches what it
-// names, one lookup per domain at a time across concurrent callers.
+// names, one lookup per domain at a time across concurrent callers. The
+// domain is in A-labels (as mailroom.MTASTSPolicy.Domain); a name that is
+// not a host name has no policy. A caller whose ctx ends while waiting gets
+// what memory holds; the lookup goes on for the others and the cache.
 func (p *Policies) Lookup(ctx context.Context, domain string, afterFailure bool) mailroom.MTASTSLookup {
 	domain = strings.TrimSuffix(strings.ToLower(domain), ".")
 	if !validMXPattern(domain) || strings.HasPrefix(domain, "*.") {
