@@ -22,6 +22,8 @@ type Store interface {
 	WebhookStore
 	ReportStore
 	SiteSuspensionStore
+	MTASTSPolicyStore
+	TLSReportStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

@@ -264,5 +264,21 @@ func TestTLSPolicyAsAUserSeesIt(t *testing.T) {
 		if !sawRequireTLS {
 			t.Error("the receiver did not see REQUIRETLS on MAIL FROM")
 		}
+
+		// The metric counts sessions by policy and result.
+		metrics := node.metrics(t)
+		for _, series := range []string{
+			`mailroom_delivery_tls_total{policy="mta-sts",result="verified"}`,
+			`mailroom_delivery_tls_total{policy="mta-sts",result="refused"}`,
+			`mailroom_delivery_tls_total{policy="mta-sts",result="unverified"}`,
+			`mailroom_delivery_tls_total{policy="enforced",result="refused"}`,
+			`mailroom_delivery_tls_total{policy="opportunistic",result="plaintext"}`,
+			`mailroom_delivery_tls_total{policy="requiretls",result="verified"}`,
+		} {
+			line := grepLines(metrics, series)
+			if line == "" || strings.HasSuffix(line, " 0") {
+				t.Errorf("metric %s: %q, want a count", series, line)
+			}
+		}
 	})
 }

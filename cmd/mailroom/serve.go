@@ -24,6 +24,7 @@ import (
 	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/membudget"
+	"github.com/mailroom/mailroom/mtasts"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
@@ -211,7 +212,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if c.deliveryMode(c.dev) == "direct" {
 		directSites = siteState
 	}
-	tlsPolicy := directTLS{observer: c.tlsReportCollector(store, log)}
+	tlsPolicy := directTLS{
+		mtasts:   mtasts.New(mtasts.Options{Resolver: resolver, Store: store, Log: log}),
+		observer: c.tlsReportCollector(store, log),
+	}
 	transport, deliveryNote, err := c.deliveryFlags.transport(c.dev, resolver, c.hostname, directSites, tlsPolicy)
 	if err != nil {
 		return err
