@@ -28,7 +28,7 @@ import (
 
 // policyAddr is where the MTA-STS policy server listens: port 443, as RFC
 // 8461 §3.3 fixes it, on a loopback address of its own.
-const policyAddr = "127.0.0.60:443"
+const policyAddr = "127.0.0.160:443"
 
 // tlsWorld is the receivers' side: DNS, the authority, one receiver per
 // MX host (all on one port), and the policy server.
@@ -152,15 +152,15 @@ func TestTLSPolicyAsAUserSeesIt(t *testing.T) {
 		}
 		w.startPolicyServer(t, policyNames)
 
-		good := w.receiver(t, "good.test", "mx.good.test", "127.0.0.61",
+		good := w.receiver(t, "good.test", "mx.good.test", "127.0.0.161",
 			smtptest.WithCertificate(w.ca.Issue(t, "mx.good.test")), smtptest.WithREQUIRETLS())
-		badcert := w.receiver(t, "badcert.test", "mx.badcert.test", "127.0.0.62",
+		badcert := w.receiver(t, "badcert.test", "mx.badcert.test", "127.0.0.162",
 			smtptest.WithCertificate(w.ca.Issue(t, "mx.someone-else.test")))
-		outside := w.receiver(t, "outside.test", "mx.outside.test", "127.0.0.63",
+		outside := w.receiver(t, "outside.test", "mx.outside.test", "127.0.0.163",
 			smtptest.WithCertificate(w.ca.Issue(t, "mx.outside.test")))
-		trial := w.receiver(t, "trial.test", "mx.trial.test", "127.0.0.64",
+		trial := w.receiver(t, "trial.test", "mx.trial.test", "127.0.0.164",
 			smtptest.WithCertificate(w.ca.Issue(t, "mx.someone-else.test")))
-		plain := w.receiver(t, "plain.test", "mx.plain.test", "127.0.0.65")
+		plain := w.receiver(t, "plain.test", "mx.plain.test", "127.0.0.165")
 		w.publishPolicy("good.test", "1", "enforce", "*.good.test")
 		w.publishPolicy("badcert.test", "1", "enforce", "mx.badcert.test")
 		w.publishPolicy("outside.test", "1", "enforce", "mx.elsewhere.test")
