@@ -34,7 +34,7 @@ type Policy struct {
 //
 // Lines end with CRLF or LF (a last terminator is optional; a blank line
 // is an error). The first field is "version: STSv1"; mode and max_age
-// (at most 31557600) are required and may appear once; mx is required,
+// (capped at 31557600) are required and may appear once; mx is required,
 // and may repeat, unless the mode is none; names and keywords are
 // case-sensitive (%s); unknown fields are ignored when they are
 // syntactically valid. A policy that does not parse is not applied, and
@@ -123,15 +123,22 @@ func ParsePolicy(text string) (Policy, error) {
 	return p, nil
 }
 
-// parseMaxAge reads 1*10(DIGIT) seconds, at most MaxMaxAge.
+// parseMaxAge reads 1*10(DIGIT) seconds, capped at MaxMaxAge. A policy
+// that asks for longer than the RFC's maximum is kept for the maximum
+// rather than refused: refusing it would leave its domain without a
+// policy, and an enforce policy's mail free to go in clear, for a mistake
+// that only concerns how long to cache it.
 func parseMaxAge(v string) (time.Duration, error) {
 	if v == "" || len(v) > 10 || strings.TrimLeft(v, "0123456789") != "" {
 		return 0, fmt.Errorf("max_age %q is not 1 to 10 digits", clip(v))
 	}
 	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || secs > int64(MaxMaxAge/time.Second) {
-		// Compared in seconds: 10 digits of seconds overflow a Duration.
-		return 0, fmt.Errorf("max_age %s is more than %d", v, int64(MaxMaxAge/time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("max_age %q: %v", clip(v), err)
+	}
+	// Compared in seconds: 10 digits of seconds overflow a Duration.
+	if secs > int64(MaxMaxAge/time.Second) {
+		return MaxMaxAge, nil
 	}
 	return time.Duration(secs) * time.Second, nil
 }

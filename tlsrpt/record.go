@@ -27,6 +27,19 @@ type Destinations struct {
 	Mailto []string
 }
 
+// MaxDestinations is how many of a record's rua URIs get a report: a
+// record is the receiving domain's to write, and each destination costs
+// this node a POST or a message (from the operator's own domain) every
+// window. The first ones, https before mailto, are kept.
+const MaxDestinations = 10
+
+// capped keeps the first n destinations, https before mailto.
+func (d Destinations) capped(n int) Destinations {
+	d.HTTPS = d.HTTPS[:min(len(d.HTTPS), n)]
+	d.Mailto = d.Mailto[:min(len(d.Mailto), n-len(d.HTTPS))]
+	return d
+}
+
 // errNoRecord says the domain wants no report: no record, several, or one
 // that does not parse (§3).
 var errNoRecord = errors.New("no valid TLS-RPT record")

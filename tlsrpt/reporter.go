@@ -118,12 +118,20 @@ func (r *Reporter) ReportDue(ctx context.Context) (int, error) {
 // worth trying again: the resolver failed, or every destination did.
 func (r *Reporter) report(ctx context.Context, w mailroom.TLSReportWindow) error {
 	dest, err := lookupDestinations(ctx, r.Resolver, w.Domain)
-	if errors.Is(err, errNoRecord) {
+	switch {
+	case err == errNoRecord:
 		r.Log.Debug("TLS report not wanted", "domain", w.Domain, "reason", err)
 		return nil
-	} else if err != nil {
+	case errors.Is(err, errNoRecord):
+		// A record that does not parse: the domain's administrator would
+		// want to know why no report comes, and only the log can say.
+		r.Log.Info("TLS report not sent: the domain's TLS-RPT record is not valid (RFC 8460 §3)",
+			"domain", w.Domain, "reason", err)
+		return nil
+	case err != nil:
 		return fmt.Errorf("look up _smtp._tls.%s: %w", w.Domain, err)
 	}
+	dest = dest.capped(MaxDestinations)
 	policies, err := r.Store.TLSReportPolicies(ctx, w, maxDetails)
 	if err != nil {
 		return err
