@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/mailroom/mailroom/netguard"
@@ -37,7 +36,7 @@ func NewHTTPClient(resolver netguard.Resolver, roots *x509.CertPool, allowPrivat
 	}
 	dial := dialer.DialContext
 	if resolver != nil {
-		dial = resolvingDial(resolver, dialer)
+		dial = netguard.ResolvingDial(resolver, dialer)
 	}
 	return &http.Client{
 		Transport: &http.Transport{
@@ -50,36 +49,6 @@ func NewHTTPClient(resolver netguard.Resolver, roots *x509.CertPool, allowPrivat
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       postTimeout,
-	}
-}
-
-// resolvingDial dials each of r's addresses for the host in turn, each
-// checked by dialer's Control hook.
-func resolvingDial(r netguard.Resolver, dialer *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := netip.ParseAddr(host); err == nil {
-			return dialer.DialContext(ctx, network, addr)
-		}
-		ips, err := r.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, err
-		}
-		if len(ips) == 0 {
-			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-		}
-		var last error
-		for _, ip := range ips {
-			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-			if err == nil {
-				return c, nil
-			}
-			last = err
-		}
-		return nil, last
 	}
 }
 

@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/mailroom/mailroom/netguard"
@@ -38,7 +36,7 @@ func (d *Dispatcher) newClient() *http.Client {
 	}
 	dial := dialer.DialContext
 	if d.Resolver != nil {
-		dial = resolvingDial(d.Resolver, dialer)
+		dial = netguard.ResolvingDial(d.Resolver, dialer)
 	}
 	transport := &http.Transport{
 		Proxy:       nil,
@@ -58,38 +56,6 @@ func (d *Dispatcher) newClient() *http.Client {
 	return &http.Client{
 		Transport:     transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-// resolvingDial dials through r's answers instead of the system's
-// resolver, so that deliveries find a host where the URL check found it
-// (serve --dns-server). Each address is dialled in turn by dialer, whose
-// Control hook still checks it.
-func resolvingDial(r netguard.Resolver, dialer *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := netip.ParseAddr(host); err == nil {
-			return dialer.DialContext(ctx, network, addr)
-		}
-		ips, err := r.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, err
-		}
-		if len(ips) == 0 {
-			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-		}
-		var last error
-		for _, ip := range ips {
-			c, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
-			if err == nil {
-				return c, nil
-			}
-			last = err
-		}
-		return nil, last
 	}
 }
 
