@@ -182,6 +182,10 @@ func printMessage(w io.Writer, m *client.Message) {
 	field("Reply-To", clean(strings.Join(m.ReplyTo, ", ")))
 	field("Subject", clean(m.Subject))
 	field("Category", clean(string(m.Category)))
+	if m.RequireTLS {
+		// RFC 8689: shown only when asked for, as the other optional lines.
+		field("Require TLS", "yes (REQUIRETLS: verified TLS to an MX its MTA-STS policy names, or a 5.7.30 bounce)")
+	}
 	if t := m.Template; t != nil {
 		field("Template", clean(fmt.Sprintf("%s, version %d (%s)", t.Name, t.Version, t.ID)))
 	}
