@@ -78,11 +78,6 @@ type DomainStore interface {
 	// ListDomains lists an account's domains newest first.
 	ListDomains(ctx context.Context, accountID string, page Page) ([]*Domain, string, error)
 	DeleteDomain(ctx context.Context, accountID, name string) error
-	// SetDomainIPPool sets the pool of source addresses an account's
-	// domain sends from ("" the default pool) and returns the domain; an
-	// unknown domain is ECodeNotFound. Callers validate the name with
-	// ValidIPPoolName first (package domain's SetIPPool).
-	SetDomainIPPool(ctx context.Context, accountID, name, pool string) (*Domain, error)
 	// UpdateDomain applies u to an account's domain and returns the domain
 	// as it now is; an empty u changes nothing and returns it. An unknown
 	// domain is ECodeNotFound. Callers validate u first (package domain's

@@ -267,21 +267,11 @@ func (s *Service) CheckSendingDomain(ctx context.Context, accountID, name string
 
 // SetIPPool sets the pool of source addresses an account's domain sends
 // from (docs/api.md "How mail leaves"); "" clears it, for the default pool.
-// Running nodes pick it up when their delivery Signer reads the domain
-// again (within 10 s). Which pools exist is each node's --ip-pool, which
-// this service does not know: the name is checked for its form alone.
+// It is Update with the pool alone: which pools exist is each node's
+// --ip-pool, which this service does not know, so the name is checked for
+// its form alone.
 func (s *Service) SetIPPool(ctx context.Context, accountID, rawName, pool string) (*mailroom.Domain, error) {
-	if pool != "" && !mailroom.ValidIPPoolName(pool) {
-		err := mailroom.Errorf(mailroom.ECodeValidation,
-			"%q is not an IP pool name: letters, digits, '-' and '_', at most 64 (\"\" for the default pool).", pool)
-		err.Details = []mailroom.FieldError{{Field: "ipPool", Message: "letters, digits, '-' and '_', at most 64"}}
-		return nil, err
-	}
-	name, err := mailroom.NormalizeDomainName(rawName)
-	if err != nil {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", rawName)
-	}
-	return s.Store.SetDomainIPPool(ctx, accountID, name, pool)
+	return s.Update(ctx, accountID, rawName, mailroom.DomainUpdate{IPPool: &pool})
 }
 
 // Delete removes an account's domain; sends from it are refused from the

@@ -110,17 +110,6 @@ func (s *Store) DeleteDomain(ctx context.Context, accountID, name string) error 
 	return nil
 }
 
-// SetDomainIPPool sets the pool an account's domain sends from and
-// returns the domain as it now is.
-func (s *Store) SetDomainIPPool(ctx context.Context, accountID, name, pool string) (*mailroom.Domain, error) {
-	d, err := scanDomain(s.write.QueryRowContext(ctx, `UPDATE domains SET ip_pool = $3 WHERE account_id = $1 AND name = $2
-		RETURNING `+domainColumns, accountID, name, pool))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
-	}
-	return d, s.wrap(err, "set domain ip pool")
-}
-
 // UpdateDomain applies u's fields to an account's domain in one UPDATE
 // (COALESCE keeps a column whose field is nil) and returns the domain as it
 // now is.

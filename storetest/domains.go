@@ -110,7 +110,7 @@ func testDomainIPPool(t *testing.T, s mailroom.Store) {
 	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "" {
 		t.Fatalf("a new domain has the pool %q, want the default", d.IPPool)
 	}
-	set := Try(s.SetDomainIPPool(ctx, acme.ID, "example.com", "bulk")).Must(t)
+	set := Try(s.UpdateDomain(ctx, acme.ID, "example.com", mailroom.DomainUpdate{IPPool: new("bulk")})).Must(t)
 	if set.IPPool != "bulk" || set.Name != "example.com" || set.AccountID != acme.ID || len(set.Records) != 1 {
 		t.Fatalf("set answered %+v", set)
 	}
@@ -144,13 +144,13 @@ func testDomainIPPool(t *testing.T, s mailroom.Store) {
 		t.Fatalf("after a check the pool is %q, want bulk", d.IPPool)
 	}
 	// Cleared, the domain sends from the default pool again.
-	if d := Try(s.SetDomainIPPool(ctx, acme.ID, "example.com", "")).Must(t); d.IPPool != "" {
+	if d := Try(s.UpdateDomain(ctx, acme.ID, "example.com", mailroom.DomainUpdate{IPPool: new("")})).Must(t); d.IPPool != "" {
 		t.Fatalf("cleared, the pool is %q", d.IPPool)
 	}
 	if d := Try(s.Domain(ctx, acme.ID, "example.com")).Must(t); d.IPPool != "" {
 		t.Fatalf("cleared, read back the pool %q", d.IPPool)
 	}
-	_, err := s.SetDomainIPPool(ctx, acme.ID, "other.example", "bulk")
+	_, err := s.UpdateDomain(ctx, acme.ID, "other.example", mailroom.DomainUpdate{IPPool: new("bulk")})
 	wantCode(t, err, mailroom.ECodeNotFound)
 	// A domain created with a pool keeps it.
 	d := NewDomain(acme, "pooled.example", t0)
