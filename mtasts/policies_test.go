@@ -432,17 +432,25 @@ func TestTwoNodesShareThePolicy(t *testing.T) {
 	})
 }
 
-// Concurrent Lookups of one domain make one fetch: all wait for it.
-func TestConcurrentLookupsShareOneFetch(t *testing.T) {
-	w := newWorld(t)
+// holdPolicy makes the policy server hold each request until the function
+// it returns is called (at the latest when t ends, before the server's
+// Close, which waits for the handler); then it serves enforcePolicy.
+func (w *world) holdPolicy(t *testing.T) (free func()) {
 	release := make(chan struct{})
-	free := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(free) // before the server's Close, which waits for the handler
+	free = sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free)
 	w.setHandler(func(rw http.ResponseWriter, r *http.Request) {
 		<-release
 		rw.Header().Set("Content-Type", "text/plain")
 		_, _ = rw.Write([]byte(enforcePolicy))
 	})
+	return free
+}
+
+// Concurrent Lookups of one domain make one fetch: all wait for it.
+func TestConcurrentLookupsShareOneFetch(t *testing.T) {
+	w := newWorld(t)
+	free := w.holdPolicy(t)
 	p := w.node()
 	const n = 20
 	var started sync.WaitGroup
@@ -469,14 +477,7 @@ func TestConcurrentLookupsShareOneFetch(t *testing.T) {
 // share: it gets no policy, and the fetch completes and is cached.
 func TestGivingUpLeavesTheFetchRunning(t *testing.T) {
 	w := newWorld(t)
-	release := make(chan struct{})
-	free := sync.OnceFunc(func() { close(release) })
-	t.Cleanup(free) // before the server's Close, which waits for the handler
-	w.setHandler(func(rw http.ResponseWriter, r *http.Request) {
-		<-release
-		rw.Header().Set("Content-Type", "text/plain")
-		_, _ = rw.Write([]byte(enforcePolicy))
-	})
+	free := w.holdPolicy(t)
 	p := w.node()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan mailroom.MTASTSLookup, 1)
