@@ -38,3 +38,20 @@ func ResolvingDial(r Resolver, dialer *net.Dialer) func(ctx context.Context, net
 		return nil, last
 	}
 }
+
+// GuardedDial is the dial function of a client whose destinations a
+// stranger chose (webhook URLs, TLS report addresses): dialer with Control
+// on every connection, on the address actually dialled, so that a name
+// resolving to a private address now (DNS rebinding) is refused, unless
+// allowPrivate (serve --webhooks-allow-private); through r's answers when
+// r is set (ResolvingDial). dialer's own Control is replaced.
+func GuardedDial(r Resolver, dialer *net.Dialer, allowPrivate bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dialer.Control = nil
+	if !allowPrivate {
+		dialer.Control = Control
+	}
+	if r == nil {
+		return dialer.DialContext
+	}
+	return ResolvingDial(r, dialer)
+}

@@ -30,14 +30,7 @@ const postTimeout = time.Minute
 //   - no redirect followed (its target was never checked);
 //   - roots, when set, instead of the system's (tests).
 func NewHTTPClient(resolver netguard.Resolver, roots *x509.CertPool, allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	if !allowPrivate {
-		dialer.Control = netguard.Control
-	}
-	dial := dialer.DialContext
-	if resolver != nil {
-		dial = netguard.ResolvingDial(resolver, dialer)
-	}
+	dial := netguard.GuardedDial(resolver, &net.Dialer{Timeout: 10 * time.Second}, allowPrivate)
 	return &http.Client{
 		Transport: &http.Transport{
 			Proxy:                  nil,

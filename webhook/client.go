@@ -30,14 +30,7 @@ func (d *Dispatcher) httpClient() *http.Client {
 //   - the whole attempt bounded by mailroom.WebhookTimeout (attempt sets it
 //     on the request's context, which covers the body too).
 func (d *Dispatcher) newClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	if !d.AllowPrivate {
-		dialer.Control = netguard.Control
-	}
-	dial := dialer.DialContext
-	if d.Resolver != nil {
-		dial = netguard.ResolvingDial(d.Resolver, dialer)
-	}
+	dial := netguard.GuardedDial(d.Resolver, &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}, d.AllowPrivate)
 	transport := &http.Transport{
 		Proxy:       nil,
 		DialContext: dial,
