@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/resend"
 )
 
 // statusOf maps each error code of docs/api.md "Errors" to its HTTP status. It is the
@@ -73,7 +74,13 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		readAfterAnswer(w, r)
 	}
 	info.errorCode = e.Code
-	writeJSON(w, status, body)
+	if info.resend {
+		var rb resend.ErrorBody
+		status, rb = resend.Error(e, resendMessage(body))
+		writeJSON(w, status, rb)
+	} else {
+		writeJSON(w, status, body)
+	}
 	switch {
 	case status == http.StatusRequestEntityTooLarge:
 		lingerAfterAnswer(w, r, lingerTooLarge)

@@ -16,6 +16,9 @@ type requestInfo struct {
 	route     string // the route pattern, not the path: ids stay out of metrics
 	keyID     string
 	errorCode string
+	// resend is set on Resend's routes (resendroutes.go): errors are
+	// written in Resend's shape (writeError).
+	resend bool
 }
 
 type requestInfoKey struct{}

@@ -98,22 +98,24 @@ func (s *Server) routes() http.Handler {
 	// "Mail coming back").
 	handle("/v1/unsubscribe/{token}", methods{"GET": s.getUnsubscribe, "POST": s.postUnsubscribe})
 
-	// What no route above claims: the dashboard's pages and files, outside
-	// the API's /v1 tree (docs/api.md "Dashboard"); a JSON 404 otherwise.
+	// What no route above claims, outside the API's /v1 tree: Resend's
+	// routes for a request that is the API's (forResend), the
+	// dashboard's pages and files for browser navigation (docs/api.md
+	// "Dashboard"), so that /domains is both; a JSON 404 otherwise.
+	rs := s.resendRoutes()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if s.Dashboard != nil && r.URL.Path != "/v1" && !strings.HasPrefix(r.URL.Path, "/v1/") {
-			requestInfoFrom(r.Context()).route = "dashboard"
-			if r.Method != "GET" && r.Method != "HEAD" {
-				w.Header().Set("Allow", "GET, HEAD")
-				writeError(w, r, mailroom.Errorf(mailroom.ECodeMethodNotAllowed, "%s is not allowed on the dashboard's %s; use GET, HEAD.", r.Method, r.URL.Path))
-				return
-			}
-			s.Dashboard.ServeHTTP(w, r)
+		if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
+			writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
 			return
 		}
-		writeError(w, r, mailroom.Errorf(mailroom.ECodeNotFound, "No route %s %s.", r.Method, r.URL.Path))
+		if forResend(r) || s.Dashboard == nil {
+			rs.ServeHTTP(w, r)
+			return
+		}
+		requestInfoFrom(r.Context()).route = "dashboard"
+		s.Dashboard.ServeHTTP(w, r)
 	})
-	return wellFormed(mux)
+	return leadingSlashes(wellFormed(mux))
 }
 
 // route dispatches on the method, answering 405 with Allow for the others.
@@ -140,5 +142,25 @@ func route(pattern string, ms methods) http.Handler {
 			return
 		}
 		h(w, r)
+	})
+}
+
+// leadingSlashes routes a path outside /v1 that starts with several
+// slashes as if it started with one (resendPath): Resend's Node SDK makes
+// //emails from a base URL that ends in "/". /v1's paths keep the rule
+// that an empty segment is no route (wellFormed).
+func leadingSlashes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := resendPath(r.URL.Path); p != r.URL.Path && p != "/" && p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+			r2 := *r
+			u := *r.URL
+			u.Path, u.RawPath = p, ""
+			if r.URL.RawPath != "" {
+				u.RawPath = resendPath(r.URL.RawPath)
+			}
+			r2.URL = &u
+			r = &r2
+		}
+		next.ServeHTTP(w, r)
 	})
 }
