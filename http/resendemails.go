@@ -2,9 +2,5 @@ package http
 
 import "net/http"
 
-func (s *Server) resendSendEmail(w http.ResponseWriter, r *http.Request)   { notYet(w, r) }
-func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request)   { notYet(w, r) }
-func (s *Server) resendListEmails(w http.ResponseWriter, r *http.Request)  { notYet(w, r) }
-func (s *Server) resendGetEmail(w http.ResponseWriter, r *http.Request)    { notYet(w, r) }
-func (s *Server) resendUpdateEmail(w http.ResponseWriter, r *http.Request) { notYet(w, r) }
-func (s *Server) resendCancelEmail(w http.ResponseWriter, r *http.Request) { notYet(w, r) }
+func (s *Server) resendSendEmail(w http.ResponseWriter, r *http.Request) { notYet(w, r) }
+func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request) { notYet(w, r) }
