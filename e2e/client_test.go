@@ -418,12 +418,12 @@ func TestClientEveryMethod(t *testing.T) {
 		}
 		_, err := c.GetRawMessage(ctx, res.MessageID)
 		wantCode(t, "the raw bytes of a scheduled message", err, 409, client.CodeInvalidState)
-		canceled := must[*client.Message](t, "CancelScheduled")(c.CancelScheduled(ctx, res.MessageID))
+		canceled := must[*client.Message](t, "CancelMessage")(c.CancelMessage(ctx, res.MessageID))
 		if canceled.Status != client.MessageCanceled {
-			t.Errorf("CancelScheduled: %+v", canceled)
+			t.Errorf("CancelMessage: %+v", canceled)
 		}
-		_, err = c.CancelScheduled(ctx, res.MessageID)
-		wantCode(t, "CancelScheduled twice", err, 409, client.CodeInvalidState)
+		_, err = c.CancelMessage(ctx, res.MessageID)
+		wantCode(t, "CancelMessage twice", err, 409, client.CodeInvalidState)
 		if l := must[*client.List[client.Message]](t, "ListScheduled")(c.ListScheduled(ctx, nil)); len(l.Data) != 0 {
 			t.Errorf("still scheduled after the cancel: %+v", l.Data)
 		}
