@@ -9,7 +9,9 @@
 //
 // The request and response types are those of package
 // github.com/mailroom/mailroom/client/api, under the same names here (type
-// aliases), so that one import is enough.
+// aliases), and so are the values of every enumeration (message, recipient,
+// send, domain, record and key statuses, event types, scopes, …), so that
+// one import is enough: m.Status == client.MessageDelivered.
 //
 // # Errors
 //
