@@ -60,6 +60,7 @@ package client
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -104,16 +105,24 @@ type Client struct {
 	spread func(max time.Duration) time.Duration
 	newKey func() string
 
-	// baseErr is why baseURL is not usable; every call returns it.
+	// rootCAs, when set, are the only CAs trusted (WithCAFile,
+	// WithRootCAs).
+	rootCAs *x509.CertPool
+
+	// baseErr is why baseURL is not usable, optErr why an option is not
+	// (a CA file that does not read); every call returns it.
 	baseErr error
+	optErr  error
 }
 
 // Option sets an option of New.
 type Option func(*Client)
 
-// WithHTTPClient sends the requests with hc: for a custom CA (a
-// self-signed certificate, as serve --dev makes), a proxy or
-// instrumentation. Its own Timeout, if any, applies besides WithTimeout's.
+// WithHTTPClient sends the requests with hc: for a proxy of your own,
+// client certificates or instrumentation (to trust a CA, such as serve
+// --dev's self-signed certificate, WithCAFile is enough). Its own Timeout,
+// if any, applies besides WithTimeout's. Its redirect policy is replaced:
+// the client never follows a redirect.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
@@ -184,10 +193,14 @@ func New(baseURL, key string, opts ...Option) *Client {
 		o(c)
 	}
 	c.baseErr = checkBaseURL(c.base)
+	hc := *c.hc
+	if c.rootCAs != nil && c.optErr == nil {
+		tr, err := trusting(hc.Transport, c.rootCAs)
+		hc.Transport, c.optErr = tr, err
+	}
 	// A redirect is answered to the caller, never followed: following
 	// would turn a POST into a GET (RFC 9110 §15.4) and could carry the
 	// key over plain http.
-	hc := *c.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.hc = &hc
 	return c

@@ -77,6 +77,9 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 	if c.baseErr != nil {
 		return c.baseErr
 	}
+	if c.optErr != nil {
+		return c.optErr
+	}
 	var last error
 	for attempt := 0; ; attempt++ {
 		status, header, body, err := c.attempt(ctx, cl)

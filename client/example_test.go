@@ -6,26 +6,32 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mailroom/mailroom/client"
+	mailroom "github.com/mailroom/mailroom/client"
 )
 
 // fakeMailroom stands for `mailroom serve --dev` in these examples: it
 // answers a send, two pages of the log, and refuses mail from a domain that
 // is not verified.
-func fakeMailroom() *httptest.Server {
+func fakeMailroom() *httptest.Server { return httptest.NewServer(fakeMailroomHandler()) }
+
+// fakeMailroomHandler is fakeMailroom's handler.
+func fakeMailroomHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/send", func(w http.ResponseWriter, r *http.Request) {
-		var req client.SendRequest
+		var req mailroom.SendRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("X-Request-Id", "req_01jd7x8m2k")
@@ -49,7 +55,7 @@ func fakeMailroom() *httptest.Server {
 		}
 		fmt.Fprint(w, `{"data":[`+item("msg_1", "Receipt 1")+`],"nextCursor":null}`)
 	})
-	return httptest.NewServer(mux)
+	return mux
 }
 
 // Three lines send a message: a client, a request, the answer.
@@ -57,8 +63,8 @@ func Example() {
 	srv := fakeMailroom()
 	defer srv.Close()
 
-	c := client.New(srv.URL, "mailroom_6ceqkahjy69sur3g_rWb9jjjTCM7noGqrYnDLe0Wsvq03DK7vjlaRk0ns5bW")
-	res, err := c.Send(context.Background(), &client.SendRequest{From: "Shop <orders@mailroom.test>",
+	c := mailroom.New(srv.URL, "mailroom_6ceqkahjy69sur3g_rWb9jjjTCM7noGqrYnDLe0Wsvq03DK7vjlaRk0ns5bW")
+	res, err := c.Send(context.Background(), &mailroom.SendRequest{From: "Shop <orders@mailroom.test>",
 		To: []string{"ann@example.com"}, Subject: "Your receipt", Text: "Thanks!"})
 	if err != nil {
 		log.Fatal(err)
@@ -67,13 +73,48 @@ func Example() {
 	// Output: queued msg_01jd7x8m2k4q6r8t0v2x4z6b8d
 }
 
+// serve --dev makes a self-signed certificate (mailroom-data/tls/cert.pem):
+// WithCAFile trusts it, and only it, keeping HTTP/2 and the environment's
+// proxy.
+func ExampleWithCAFile() {
+	srv, certFile, done := fakeDevService() // stands for serve --dev and its cert.pem
+	defer done()
+
+	c := mailroom.New(srv.URL, "mailroom_…", mailroom.WithCAFile(certFile))
+	res, err := c.Send(context.Background(), &mailroom.SendRequest{From: "Shop <orders@mailroom.test>",
+		To: []string{"ann@example.com"}, Subject: "Your receipt", Text: "Thanks!"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status)
+	// Output: queued
+}
+
+// fakeDevService is fakeMailroom over TLS with HTTP/2, as serve --dev
+// listens, the file of its self-signed certificate, and what closes both.
+func fakeDevService() (srv *httptest.Server, certFile string, done func()) {
+	srv = httptest.NewUnstartedServer(fakeMailroomHandler())
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	dir, err := os.MkdirTemp("", "mailroom-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	certFile = filepath.Join(dir, "cert.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(certFile, pemBytes, 0o600); err != nil {
+		log.Fatal(err)
+	}
+	return srv, certFile, func() { srv.Close(); _ = os.RemoveAll(dir) }
+}
+
 // AllMessages follows the log's cursors page after page; a break stops it.
 func ExampleClient_AllMessages() {
 	srv := fakeMailroom()
 	defer srv.Close()
-	c := client.New(srv.URL, "mailroom_…")
+	c := mailroom.New(srv.URL, "mailroom_…")
 
-	filter := &client.MessageListOptions{Tags: map[string]string{"kind": "receipt"}, Since: time.Now().Add(-24 * time.Hour)}
+	filter := &mailroom.MessageListOptions{Tags: map[string]string{"kind": "receipt"}, Since: time.Now().Add(-24 * time.Hour)}
 	for m, err := range c.AllMessages(context.Background(), filter) {
 		if err != nil {
 			log.Fatal(err)
@@ -86,21 +127,21 @@ func ExampleClient_AllMessages() {
 	// msg_1 delivered Receipt 1
 }
 
-// An answer that is not a 2xx is a *client.Error: its status, the API's
+// An answer that is not a 2xx is a *mailroom.Error: its status, the API's
 // error code and message, and the request id to quote.
 func ExampleError() {
 	srv := fakeMailroom()
 	defer srv.Close()
-	c := client.New(srv.URL, "mailroom_…")
+	c := mailroom.New(srv.URL, "mailroom_…")
 
-	_, err := c.Send(context.Background(), &client.SendRequest{From: "orders@shop.example",
+	_, err := c.Send(context.Background(), &mailroom.SendRequest{From: "orders@shop.example",
 		To: []string{"ann@example.com"}, Subject: "Hi", Text: "Hello"})
-	var e *client.Error
+	var e *mailroom.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Status, e.Code, e.RequestID)
 		fmt.Println(e.Message)
 	}
-	fmt.Println(client.IsCode(err, client.CodeDomainNotVerified))
+	fmt.Println(mailroom.IsCode(err, mailroom.CodeDomainNotVerified))
 	// Output:
 	// 403 domain_not_verified req_01jd7x8m2k
 	// The domain of from, shop.example, is not a verified domain of this account.
@@ -118,18 +159,18 @@ func ExampleVerifyWebhook() {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
 			return
 		}
-		if err := client.VerifyWebhook(secret, r.Header, body); err != nil {
+		if err := mailroom.VerifyWebhook(secret, r.Header, body); err != nil {
 			fmt.Println("refused:", err)
 			http.Error(w, "bad signature", http.StatusBadRequest)
 			return
 		}
-		ev, err := client.ParseEvent(body)
+		ev, err := mailroom.ParseEvent(body)
 		if err != nil {
 			http.Error(w, "bad event", http.StatusBadRequest)
 			return
 		}
 		// Deduplicate on r.Header.Get("webhook-id"): a delivery may come twice.
-		if ev.Type == client.EventEmailDelivered {
+		if ev.Type == mailroom.EventEmailDelivered {
 			d, _ := ev.EmailData()
 			fmt.Println("delivered to", d.Recipient, "with", d.SMTPResponse)
 		}
