@@ -15,8 +15,6 @@ type (
 	Category         = api.Category
 	SendResult       = api.SendResult
 	SendStatus       = api.SendStatus
-	BatchSendResult  = api.BatchSendResult
-	BatchItemResult  = api.BatchItemResult
 	BatchSendRequest = api.BatchSendRequest
 
 	// The email log.
