@@ -3,23 +3,40 @@
 // as a typed error, retries with backoff that never send a message twice,
 // and the verification of webhook requests.
 //
-//	c := client.New("https://mail.example.com", os.Getenv("MAILROOM_API_KEY"))
-//	res, err := c.Send(ctx, &client.SendRequest{From: "Shop <orders@shop.example>",
+// Import it under the name mailroom, as every example here does: the
+// package's own name, client, is the name a program wants for its
+// variable.
+//
+//	import mailroom "github.com/mailroom/mailroom/client"
+//
+//	client := mailroom.New("https://mail.example.com", os.Getenv("MAILROOM_API_KEY"))
+//	res, err := client.Send(ctx, &mailroom.SendRequest{From: "Shop <orders@shop.example>",
 //		To: []string{"ann@example.com"}, Subject: "Your receipt", Text: "Thanks!"})
 //
 // The request and response types are those of package
 // github.com/mailroom/mailroom/client/api, under the same names here (type
 // aliases), and so are the values of every enumeration (message, recipient,
 // send, domain, record and key statuses, event types, scopes, …), so that
-// one import is enough: m.Status == client.MessageDelivered.
+// one import is enough: m.Status == mailroom.MessageDelivered.
+//
+// # Trusting a certificate
+//
+// `mailroom serve --dev` serves a self-signed certificate
+// (mailroom-data/tls/cert.pem). WithCAFile trusts it, and only it, on a
+// copy of http.DefaultTransport, so that HTTP/2 and the environment's
+// proxy stay as they were; WithRootCAs takes an *x509.CertPool instead:
+//
+//	client := mailroom.New("https://localhost:8443", key,
+//		mailroom.WithCAFile("mailroom-data/tls/cert.pem"))
 //
 // # Errors
 //
 // Every answer that is not a 2xx is an *Error holding the status, the
 // API's error code, its message and details, the request id and
-// Retry-After: use errors.As, or IsCode(err, client.CodeNotFound). Other
-// errors are the network's, the context's, or a body that could not be
-// encoded or decoded.
+// Retry-After: use errors.As, or IsCode(err, mailroom.CodeNotFound). So is
+// a refused item of a batch: SendBatch's res.Data[i].Err(). Other errors
+// are the network's, the context's, or a body that could not be encoded or
+// decoded.
 //
 // # Retries
 //
@@ -49,8 +66,12 @@
 // SendRequest has no IdempotencyKey: a random key made once per call and
 // sent on every attempt, so that a retry answers "duplicate" instead of
 // sending again. SendBatch gives each item without an IdempotencyKey a key
-// of its own (the service refuses the header on a batch). To make retries
-// of your own (a new call after a crash) safe too, give your own keys.
+// of its own (the service refuses the header on a batch). A send that may
+// have been accepted though no attempt succeeded (the answer was lost, a
+// 500, a proxy's 502 or 504) fails with an *OutcomeUnknownError naming the
+// keys: send again under them (OutcomeUnknownError.Keyed), never under new
+// ones. To make retries of your own (a new call after a crash) safe too,
+// give your own keys.
 //
 // # Webhooks
 //

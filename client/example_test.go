@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	mailroom "github.com/mailroom/mailroom/client"
@@ -41,6 +42,29 @@ func fakeMailroomHandler() http.Handler {
 			return
 		}
 		fmt.Fprint(w, `{"status":"queued","messageId":"msg_01jd7x8m2k4q6r8t0v2x4z6b8d"}`)
+	})
+	var batches atomic.Int32
+	mux.HandleFunc("POST /v1/send/batch", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Messages []mailroom.SendRequest }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if req.Messages[0].Subject == "Receipt 42" && batches.Add(1) == 1 {
+			conn, _, _ := http.NewResponseController(w).Hijack() // stored, and the answer lost
+			_ = conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		var items []string
+		for i, m := range req.Messages {
+			switch {
+			case m.Subject == "Receipt 42" || m.Subject == "Receipt 43":
+				items = append(items, `{"status":"duplicate","messageId":"msg_`+strconv.Itoa(42+i)+`"}`)
+			case !strings.Contains(m.To[0], "@") || strings.HasSuffix(m.To[0], "@"):
+				items = append(items, `{"error":"validation_error","message":"The request has 1 problem.","details":[{"field":"to","message":"not an address","index":0}]}`)
+			default:
+				items = append(items, `{"status":"queued","messageId":"msg_01jd7x8m2k4q6r8t0v2x4z6b8d"}`)
+			}
+		}
+		fmt.Fprint(w, `{"data":[`+strings.Join(items, ",")+`]}`)
 	})
 	mux.HandleFunc("GET /v1/messages", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -146,6 +170,63 @@ func ExampleError() {
 	// 403 domain_not_verified req_01jd7x8m2k
 	// The domain of from, shop.example, is not a verified domain of this account.
 	// true
+}
+
+// Each item of a batch is accepted or refused on its own: a refused
+// item's Err is an *mailroom.Error, as a refused request's is.
+func ExampleBatchItemResult_Err() {
+	srv := fakeMailroom()
+	defer srv.Close()
+	c := mailroom.New(srv.URL, "mailroom_…")
+
+	res, err := c.SendBatch(context.Background(), []mailroom.SendRequest{
+		{From: "orders@mailroom.test", To: []string{"ann@example.com"}, Subject: "Receipt 1", Text: "Thanks!"},
+		{From: "orders@mailroom.test", To: []string{"bob@"}, Subject: "Receipt 2", Text: "Thanks!"},
+	})
+	if err != nil {
+		log.Fatal(err) // nothing was stored, or the outcome is unknown
+	}
+	for i, item := range res.Data {
+		var e *mailroom.Error
+		switch err := item.Err(); {
+		case err == nil:
+			fmt.Println(i, item.Status, item.MessageID)
+		case mailroom.IsCode(err, mailroom.CodeValidation) && errors.As(err, &e):
+			fmt.Println(i, e.Code, e.Details[0].Field, e.Details[0].Message)
+		default:
+			fmt.Println(i, err)
+		}
+	}
+	// Output:
+	// 0 queued msg_01jd7x8m2k4q6r8t0v2x4z6b8d
+	// 1 validation_error to not an address
+}
+
+// When a batch may have been stored though no answer came back, the error
+// names the idempotency keys its messages went under: sending again under
+// them stores nothing twice.
+func ExampleOutcomeUnknownError() {
+	srv := fakeMailroom() // its first batch hangs up after reading the request
+	defer srv.Close()
+	c := mailroom.New(srv.URL, "mailroom_…", mailroom.WithMaxRetries(0))
+
+	msgs := []mailroom.SendRequest{
+		{From: "orders@mailroom.test", To: []string{"ann@example.com"}, Subject: "Receipt 42", Text: "Thanks!"},
+		{From: "orders@mailroom.test", To: []string{"cy@example.com"}, Subject: "Receipt 43", Text: "Thanks!", IdempotencyKey: "order-43-receipt"},
+	}
+	_, err := c.SendBatch(context.Background(), msgs)
+	var unknown *mailroom.OutcomeUnknownError
+	if errors.As(err, &unknown) {
+		fmt.Println(len(unknown.Keys), "keys; the second is", unknown.Keys[1])
+		res, err := c.SendBatch(context.Background(), unknown.Keyed(msgs)) // later: the same keys
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(res.Data[0].Status, res.Data[1].Status)
+	}
+	// Output:
+	// 2 keys; the second is order-43-receipt
+	// duplicate duplicate
 }
 
 // A webhook endpoint verifies each request's signature on its raw body,

@@ -112,7 +112,7 @@ const MaxBatchMessages = api.MaxBatchMessages
 
 // The values of every enumeration the API writes or takes, under the
 // names package api gives them, so that the one import of package client
-// is enough to compare a status: m.Status == client.MessageDelivered.
+// is enough to compare a status: m.Status == mailroom.MessageDelivered.
 // TestOneImportIsEnough fails when package api has one that is not here.
 const (
 	// Scope: what an API key may do.
