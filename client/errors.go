@@ -99,7 +99,7 @@ func (e *Error) Retryable() bool {
 }
 
 // IsCode reports whether err is (or wraps) an *Error with the API error
-// code code, such as mailroom.CodeNotFound (package client imported as mailroom).
+// code code, such as CodeNotFound.
 func IsCode(err error, code string) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
