@@ -74,5 +74,10 @@ func (f MessageFilter) CursorScope() string {
 	for _, t := range f.Tags {
 		field("tag", t.Key+":"+t.Value)
 	}
+	field("olderThan", f.OlderThan)
+	field("newerThan", f.NewerThan)
+	if f.OldestFirst {
+		field("order", "oldestFirst")
+	}
 	return b.String()
 }

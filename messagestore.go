@@ -86,8 +86,15 @@ type MessageStore interface {
 	// has more, the message's OlderEventsCursor lists the rest through
 	// ListEvents.
 	Message(ctx context.Context, accountID, id string) (*Message, []*Event, error)
-	// ListMessages lists an account's messages newest first.
+	// ListMessages lists an account's messages newest first (oldest first
+	// with f.OldestFirst).
 	ListMessages(ctx context.Context, accountID string, f MessageFilter, page Page) ([]*Message, string, error)
+	// MessageContent returns an account's message as Message does, without
+	// its timeline, and with the content it was accepted with: HTML, Text,
+	// Headers and MessageIDHeader. Attachments are left out (their bytes,
+	// up to the message size limit, are the raw message's to show), and
+	// so is the signed message (Raw).
+	MessageContent(ctx context.Context, accountID, id string) (*Message, error)
 
 	// DeleteExpiredMessages removes up to limit finished messages created
 	// before cutoff, with their recipients and events, and says how many.
@@ -191,6 +198,20 @@ type MessageFilter struct {
 	Template string
 	Since    *time.Time
 	Until    *time.Time
+	// OlderThan and NewerThan bound the log by message ids (msg_…): only
+	// the messages listed after OlderThan, or before NewerThan, the
+	// message itself left out. The log's order is its ids' (an id is a
+	// ULID of its creation time), so a message id is an exact position in
+	// it, even among messages of one millisecond, where since and until
+	// cannot tell them apart. An id is a position whatever account it is
+	// of; a string that is no message id is a validation error.
+	OlderThan, NewerThan string
+	// OldestFirst lists the matches oldest first rather than newest
+	// first. With NewerThan it is the page of messages just after a
+	// known one, which is how a client pages back toward newer messages
+	// (a client listing newest first reverses that page). It is part of
+	// the filter so that a cursor is bound to its order (CursorScope).
+	OldestFirst bool
 }
 
 // SuppressionStore keeps the addresses an account must not send to.

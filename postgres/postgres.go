@@ -120,6 +120,7 @@ var dialect = sqlstore.Dialect{
 		NowMicros: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
 		DomainOf:  func(col string) string { return "lower(substring(" + col + " from '[^@]*$'))" },
 		MinKey:    "min(%s::text)",
+		MaxKey:    "max(%s::text)",
 		// The identity column's sequence (migration 00016).
 		NewAccountKey: "DEFAULT",
 		// The planner has statistics; CustomPlans holds it to the log's plans.

@@ -177,6 +177,7 @@ var dialect = sqlstore.Dialect{
 			return "lower(substr(" + col + ", length(rtrim(" + col + ", replace(" + col + ", '@', ''))) + 1))"
 		},
 		MinKey:        "min(%s)",
+		MaxKey:        "max(%s)",
 		NewAccountKey: newAccountKey,
 		IndexedBy:     indexedBy,
 	},

@@ -53,6 +53,8 @@ type Fragments struct {
 	// least of their text (hex, which sorts as the bytes do); SQLite has
 	// min(%s). Only keys of one engine are compared.
 	MinKey string
+	// MaxKey is the greatest of a column of keys, as MinKey the least.
+	MaxKey string
 	// NewAccountKey is the SQL value of a new account's key (accounts.key,
 	// migration 00016) in its INSERT: DEFAULT on PostgreSQL, whose identity
 	// column draws it from a sequence; on SQLite one more than any key
@@ -128,6 +130,7 @@ type Reads struct {
 }
 
 func (d Dialect) minKey(column string) string { return fmt.Sprintf(d.SQL.MinKey, column) }
+func (d Dialect) maxKey(column string) string { return fmt.Sprintf(d.SQL.MaxKey, column) }
 
 // indexedBy is SQL.IndexedBy, and nothing for a table read by no
 // particular index.

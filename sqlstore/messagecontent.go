@@ -73,3 +73,22 @@ func decodeEnvelope(raw string, m *mailroom.Message) error {
 	e.fill(m)
 	return nil
 }
+
+// messageBodies is messageContent without its attachments, which decoding
+// skips rather than turns into bytes: what a reading of the content that
+// does not show them needs.
+type messageBodies struct {
+	HTML            string            `json:"html,omitempty"`
+	Text            string            `json:"text,omitempty"`
+	Headers         []mailroom.Header `json:"headers,omitempty"`
+	MessageIDHeader string            `json:"messageIdHeader"`
+}
+
+func decodeBodies(raw string, m *mailroom.Message) error {
+	var c messageBodies
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return err
+	}
+	m.HTML, m.Text, m.Headers, m.MessageIDHeader = c.HTML, c.Text, c.Headers, c.MessageIDHeader
+	return nil
+}

@@ -97,8 +97,22 @@ func (s *Store) Message(ctx context.Context, accountID, id string) (m *mailroom.
 	return s.message(ctx, accountID, id, true)
 }
 
+// MessageContent returns an account's message as Message does, without
+// its timeline, and with its content (bodies, headers, Message-ID header;
+// not its attachments), read in the same snapshot.
+func (s *Store) MessageContent(ctx context.Context, accountID, id string) (*mailroom.Message, error) {
+	m, _, err := s.messageWith(ctx, accountID, id, false, true)
+	return m, err
+}
+
 // message is Message, with its timeline or (a report's reading) without.
 func (s *Store) message(ctx context.Context, accountID, id string, timeline bool) (m *mailroom.Message, events []*mailroom.Event, err error) {
+	return s.messageWith(ctx, accountID, id, timeline, false)
+}
+
+// messageWith is Message, with its timeline or without, and with its
+// content or without.
+func (s *Store) messageWith(ctx context.Context, accountID, id string, timeline, content bool) (m *mailroom.Message, events []*mailroom.Event, err error) {
 	account, err := s.accountKey(ctx, nil, accountID)
 	if err != nil {
 		return nil, nil, err
@@ -124,6 +138,15 @@ func (s *Store) message(ctx context.Context, accountID, id string, timeline bool
 		if timeline {
 			if events, err = s.timeline(ctx, tx, refs, m); err != nil {
 				return err
+			}
+		}
+		if content {
+			var c string
+			if err := tx.QueryRowContext(ctx, `SELECT content FROM messages WHERE id = $1`, messageKey(id)).Scan(&c); err != nil {
+				return s.wrap(err, "message content")
+			}
+			if err := decodeBodies(c, m); err != nil {
+				return fmt.Errorf("message %s content: %w", m.ID, err)
 			}
 		}
 		return s.resolve(ctx, tx, refs)
@@ -234,8 +257,9 @@ func (s *Store) ListMessages(ctx context.Context, accountID string, f mailroom.M
 				}
 				// The fewest entries; among candidates with at least
 				// logProbeLimit, the sparsest: the one whose last counted
-				// entry is oldest.
-				if best < 0 || n < best || n == logProbeLimit && best == logProbeLimit && last.String < bestLast {
+				// entry is furthest from where the walk starts (the
+				// oldest, or the newest when walking oldest first).
+				if best < 0 || n < best || n == logProbeLimit && best == logProbeLimit && lp.further(last.String, bestLast) {
 					driver, best, bestLast = i, n, last.String
 				}
 			}
@@ -305,11 +329,14 @@ type logDriver struct {
 }
 
 // logPlan is a log query's filters made into candidate drivers and a
-// range of message keys (nil: no bound), for the account of key account.
+// range of message keys (nil: no bound; upper excluded, lower included),
+// for the account of key account, walked newest first, or oldest first
+// when asc.
 type logPlan struct {
 	account      int64
 	f            mailroom.MessageFilter
 	limit        int
+	asc          bool
 	upper, lower []byte
 	candidates   []logDriver
 }
@@ -319,18 +346,46 @@ func newLogPlan(account int64, f mailroom.MessageFilter, p mailroom.Page) (*logP
 	if err != nil {
 		return nil, err
 	}
-	lp := &logPlan{account: account, f: f, limit: pageLimit(p)}
-	// The id range: below the cursor, and within since/until.
-	if after.id != "" {
-		lp.upper = messageKey(after.id)
+	lp := &logPlan{account: account, f: f, limit: pageLimit(p), asc: f.OldestFirst}
+	var v mailroom.Validator
+	for _, b := range []struct{ field, id string }{{"olderThan", f.OlderThan}, {"newerThan", f.NewerThan}} {
+		if b.id != "" && !mailroom.IsID(b.id, mailroom.PrefixMessage) {
+			v.Add(b.field, "must be a message id (msg_…)")
+		}
 	}
-	if f.Until != nil {
-		if b := logKeyBound(micros(*f.Until)-1, 1); lp.upper == nil || bytes.Compare(b, lp.upper) < 0 {
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	// The id range: past the cursor in the walk's direction, and within
+	// since/until and the id bounds.
+	below := func(b []byte) {
+		if lp.upper == nil || bytes.Compare(b, lp.upper) < 0 {
 			lp.upper = b
 		}
 	}
+	above := func(b []byte) {
+		if lp.lower == nil || bytes.Compare(b, lp.lower) > 0 {
+			lp.lower = b
+		}
+	}
+	switch {
+	case after.id == "":
+	case lp.asc:
+		above(keyAfter(messageKey(after.id)))
+	default:
+		below(messageKey(after.id))
+	}
+	if f.OlderThan != "" {
+		below(messageKey(f.OlderThan))
+	}
+	if f.NewerThan != "" {
+		above(keyAfter(messageKey(f.NewerThan)))
+	}
+	if f.Until != nil {
+		below(logKeyBound(micros(*f.Until)-1, 1))
+	}
 	if f.Since != nil {
-		lp.lower = logKeyBound(micros(*f.Since), 0)
+		above(logKeyBound(micros(*f.Since), 0))
 	}
 	add := func(d logDriver) { lp.candidates = append(lp.candidates, d) }
 	if f.To != "" {
@@ -379,8 +434,29 @@ func (lp *logPlan) probe(i int, dialect Dialect) (string, []any) {
 		q.add("m.account_id = $1 AND "+c.cond, c.args...)
 	}
 	lp.idRange(&q, key)
-	return `SELECT count(*), ` + dialect.minKey("k") + ` FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
-		fmt.Sprintf(` ORDER BY %s DESC LIMIT %d) p`, key, logProbeLimit), q.args
+	last := dialect.minKey("k")
+	if lp.asc {
+		last = dialect.maxKey("k")
+	}
+	return `SELECT count(*), ` + last + ` FROM (SELECT ` + key + ` AS k FROM ` + table + ` WHERE ` + strings.Join(q.where, " AND ") +
+		fmt.Sprintf(` ORDER BY %s %s LIMIT %d) p`, key, lp.direction(), logProbeLimit), q.args
+}
+
+// direction is the SQL order of the walk.
+func (lp *logPlan) direction() string {
+	if lp.asc {
+		return "ASC"
+	}
+	return "DESC"
+}
+
+// further says whether a probe's last counted key a lies further along
+// the walk than b: older newest first, newer oldest first.
+func (lp *logPlan) further(a, b string) bool {
+	if lp.asc {
+		return a > b
+	}
+	return a < b
 }
 
 func (lp *logPlan) idRange(q *logQuery, key string) {
@@ -438,7 +514,7 @@ func (lp *logPlan) list(driver int, dialect Dialect) (string, []any) {
 	}
 	q.args = append(q.args, lp.limit+1)
 	return `SELECT ` + logColumnsOf("m") + ` FROM ` + from + ` WHERE ` + strings.Join(q.where, " AND ") +
-		fmt.Sprintf(` ORDER BY %s DESC LIMIT $%d`, key, len(q.args)), q.args
+		fmt.Sprintf(` ORDER BY %s %s LIMIT $%d`, key, lp.direction(), len(q.args)), q.args
 }
 
 // logQuery gathers a WHERE clause whose ? become numbered parameters.
@@ -467,6 +543,20 @@ func logKeyBound(at int64, add int64) []byte {
 		ms-- // floor, for times before 1970
 	}
 	return timeKey(ms)
+}
+
+// keyAfter is the least key above k (k plus one, as a number): key > k
+// is key >= keyAfter(k), the form the log's id range takes. Above the
+// greatest key is noKey, which no stored key reaches.
+func keyAfter(k []byte) []byte {
+	out := slices.Clone(k)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i]++
+		if out[i] != 0 {
+			return out
+		}
+	}
+	return noKey
 }
 
 // logColumnsOf is logColumns of the table aliased alias.

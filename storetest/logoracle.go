@@ -20,7 +20,8 @@ func init() {
 // attributes are drawn at random (seeded), paging 4 at a time while a new
 // message arrives after the first page: each page must hold the next matches
 // newest first, none skipped or repeated, and the newcomers (newer than
-// the cursor) none of the older pages. The store picks which filter drives
+// the cursor) none of the older pages; listed oldest first, the same
+// matches the other way round. The store picks which filter drives
 // its query by counting matches (sqlstore's ListMessages): every filter
 // gets to drive in some case.
 func testMessageLogFilters(t *testing.T, s mailroom.Store) {
@@ -148,6 +149,28 @@ func testMessageLogFilters(t *testing.T, s mailroom.Store) {
 			if matches(f, m) {
 				want = append(want, m.ID)
 			}
+		}
+		// Oldest first, the same matches the other way round, whichever
+		// filter drives the walk.
+		asc := f
+		asc.OldestFirst = true
+		var gotAsc []string
+		for cursor, pages := "", 0; ; pages++ {
+			if pages > len(all)+1 {
+				t.Fatalf("%+v: paging does not end", asc)
+			}
+			page, next := Try2(s.ListMessages(ctx, acct.ID, asc, mailroom.Page{Limit: 4, Cursor: cursor})).Must(t)
+			for _, m := range page {
+				gotAsc = append(gotAsc, m.ID)
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		slices.Reverse(gotAsc)
+		if !slices.Equal(gotAsc, want) {
+			t.Errorf("filter %+v, oldest first (shown reversed):\n got %d %v\nwant %d %v", f, len(gotAsc), gotAsc, len(want), want)
 		}
 		cursor := ""
 		var newcomers []*mailroom.Message
