@@ -13,10 +13,15 @@ import (
 // APIKey is a bearer credential of an account (docs/api.md "Authentication"). The secret itself
 // is never stored: only SecretDigest, its SHA-256.
 type APIKey struct {
-	KeyID        string
-	AccountID    string
-	Name         string
-	Scopes       Scopes
+	KeyID     string
+	AccountID string
+	Name      string
+	Scopes    Scopes
+	// Domain, when set, is the one sending domain (a normalised name) the
+	// key may send from: a key given to one application cannot send as
+	// another domain of the account (MaySendFrom). "" is every domain of
+	// the account.
+	Domain       string
 	SecretDigest []byte
 	CreatedAt    time.Time
 	LastUsedAt   *time.Time

@@ -76,3 +76,12 @@ type UnsubscribeLinker interface {
 	// fields of u's copy, whose envelope sender is at returnPath.
 	Fields(u Unsubscribe, returnPath string) ([]Header, error)
 }
+
+// AccountDomains finds an account's domain by the id or the name a client
+// gave (package domain's Service.FindDomain): what API keys ask of
+// domains, to restrict a key to one.
+type AccountDomains interface {
+	// FindDomain reads the account's domain idOrName names (dom_… or a
+	// name in any case), ECodeNotFound when it has none.
+	FindDomain(ctx context.Context, accountID, idOrName string) (*Domain, error)
+}

@@ -72,6 +72,9 @@ type DomainStore interface {
 	CountDomains(ctx context.Context, accountID string) (int, error)
 	// Domain finds an account's domain by its normalised name.
 	Domain(ctx context.Context, accountID, name string) (*Domain, error)
+	// DomainByID finds an account's domain by its id (dom_…); another
+	// account's is ECodeNotFound.
+	DomainByID(ctx context.Context, accountID, id string) (*Domain, error)
 	// DomainStatus is the status alone of an account's domain: what the
 	// send path needs, in one indexed read of one column.
 	DomainStatus(ctx context.Context, accountID, name string) (DomainStatus, error)

@@ -117,7 +117,7 @@ func (w *world) mailDomain(domain string) {
 func (w *world) send(tb testing.TB, now time.Time, req *mailroom.SendRequest) string {
 	tb.Helper()
 	s := &send.Sender{Store: w.store, Domains: w.domains, Now: func() time.Time { return now }}
-	res, err := s.Send(context.Background(), w.acct.ID, req, nil)
+	res, err := s.Send(context.Background(), &mailroom.APIKey{AccountID: w.acct.ID}, req, nil)
 	if err != nil {
 		tb.Fatalf("send: %v", err)
 	}

@@ -37,12 +37,29 @@ type Service struct {
 // account is refused by a count before any key is made, and the store
 // counts again under the account's lock when it inserts.
 func (s *Service) Add(ctx context.Context, accountID, rawName string) (*mailroom.Domain, error) {
+	return s.AddWithSettings(ctx, accountID, rawName, mailroom.DomainUpdate{})
+}
+
+// AddWithSettings is Add of a domain that starts with the settings of u
+// (its tls, its IP pool), checked as Update checks them, so that a
+// create that sets them (Resend's POST /domains {name, tls}) is one
+// write that stores all or nothing.
+func (s *Service) AddWithSettings(ctx context.Context, accountID, rawName string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
+	if err := checkUpdate(u); err != nil {
+		return nil, err
+	}
 	if err := s.checkRoom(ctx, accountID); err != nil {
 		return nil, err
 	}
 	d, err := s.newDomain(accountID, rawName)
 	if err != nil {
 		return nil, err
+	}
+	if u.TLS != nil {
+		d.TLS = *u.TLS
+	}
+	if u.IPPool != nil {
+		d.IPPool = *u.IPPool
 	}
 	d.NextCheckAt = mailroom.NextDomainCheck(d, d.CreatedAt)
 	if err := s.Store.CreateDomain(ctx, d, s.max()); err != nil {

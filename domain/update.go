@@ -14,6 +14,19 @@ import (
 // attempts they start once their delivery Signer reads the domain again
 // (within 10 s: the Signer caches a domain row that long).
 func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
+	if err := checkUpdate(u); err != nil {
+		return nil, err
+	}
+	name, err := mailroom.NormalizeDomainName(rawName)
+	if err != nil {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", mailroom.Excerpt(rawName, 256))
+	}
+	return s.Store.UpdateDomain(ctx, accountID, name, u)
+}
+
+// checkUpdate checks every field of u that is set, so that a request
+// with two mistakes hears of both.
+func checkUpdate(u mailroom.DomainUpdate) error {
 	var v mailroom.Validator
 	if u.TLS != nil {
 		if _, ok := mailroom.ParseTLSMode(string(*u.TLS)); !ok {
@@ -23,12 +36,5 @@ func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailr
 	if u.IPPool != nil && *u.IPPool != "" && !mailroom.ValidIPPoolName(*u.IPPool) {
 		v.Add("ipPool", "%q is not an IP pool name: letters, digits, '-' and '_', at most 64 (\"\" for the default pool)", *u.IPPool)
 	}
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	name, err := mailroom.NormalizeDomainName(rawName)
-	if err != nil {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", mailroom.Excerpt(rawName, 256))
-	}
-	return s.Store.UpdateDomain(ctx, accountID, name, u)
+	return v.Err()
 }

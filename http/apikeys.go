@@ -28,10 +28,13 @@ func toAPIKey(k *mailroom.APIKey) api.APIKey {
 
 // createAPIKeyRequest is api.APIKeyCreateRequest as the service reads it:
 // its scopes are mailroom.ScopeNames, which refuses a list longer than
-// the scopes there are while decoding it.
+// the scopes there are while decoding it. Domain (optional) restricts the
+// key to sending from that one domain of the account, named by its name
+// or its id (apikey.NewKey.Domain).
 type createAPIKeyRequest struct {
 	Name   string              `json:"name"`
 	Scopes mailroom.ScopeNames `json:"scopes"`
+	Domain string              `json:"domain"`
 }
 
 // createAPIKey: POST /v1/api-keys. The full key is in this answer only.
@@ -41,7 +44,8 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	full, key, err := s.Keys.Create(r.Context(), keyFrom(r.Context()).AccountID, req.Name, req.Scopes, apikey.APIFields)
+	full, key, err := s.Keys.Create(r.Context(), keyFrom(r.Context()).AccountID,
+		apikey.NewKey{Name: req.Name, Scopes: req.Scopes, Domain: req.Domain}, apikey.APIFields)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -27,7 +27,7 @@ func (s *Server) sendBatch(w http.ResponseWriter, r *http.Request) {
 	for i, raw := range env.Messages {
 		items[i] = decodeBatchItem(raw)
 	}
-	outcomes, err := s.Sender.SendBatch(r.Context(), keyFrom(r.Context()).AccountID, items)
+	outcomes, err := s.Sender.SendBatch(r.Context(), keyFrom(r.Context()), items)
 	if err != nil {
 		writeError(w, r, err)
 		return

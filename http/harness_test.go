@@ -135,7 +135,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &suppression.Service{Store: store, Now: clk.Now}
-	srv.Keys = &apikey.Service{Store: store, Now: srv.Now}
+	srv.Keys = &apikey.Service{Store: store, Domains: domains, Now: srv.Now}
 	srv.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no
 	// private targets), with names resolved by the test's DNS server.

@@ -14,7 +14,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	res, err := s.Sender.Send(r.Context(), keyFrom(r.Context()).AccountID, &req, r.Header.Values("Idempotency-Key"))
+	res, err := s.Sender.Send(r.Context(), keyFrom(r.Context()), &req, r.Header.Values("Idempotency-Key"))
 	if err != nil {
 		writeError(w, r, err)
 		return

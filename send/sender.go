@@ -27,11 +27,13 @@ type Sender struct {
 	Scheduled func(at time.Time)
 }
 
-// Send validates req for the account and stores it durably; a nil error
-// means the message is committed. idempotencyHeader holds the values of
-// the Idempotency-Key header, one per field line (none when absent).
-func (s *Sender) Send(ctx context.Context, accountID string, req *mailroom.SendRequest, idempotencyHeader []string) (mailroom.AcceptResult, error) {
-	m, answered, err := s.prepare(ctx, accountID, req, idempotencyHeader, nil)
+// Send validates req for the account of key, the key it is sent with, and
+// stores it durably; a nil error means the message is committed.
+// idempotencyHeader holds the values of the Idempotency-Key header, one
+// per field line (none when absent). A key restricted to one domain sends
+// from that one alone (mailroom.APIKey.CheckSendingFrom).
+func (s *Sender) Send(ctx context.Context, key *mailroom.APIKey, req *mailroom.SendRequest, idempotencyHeader []string) (mailroom.AcceptResult, error) {
+	m, answered, err := s.prepare(ctx, key, req, idempotencyHeader, nil)
 	if err != nil || m == nil {
 		return answered, err
 	}
@@ -54,10 +56,10 @@ type BatchItem struct {
 // items[i], with its result or the error Send would have answered it. Each
 // sending domain is checked once. An error means nothing was stored (the
 // storage failed).
-func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchItem) ([]mailroom.AcceptOutcome, error) {
+func (s *Sender) SendBatch(ctx context.Context, key *mailroom.APIKey, items []BatchItem) ([]mailroom.AcceptOutcome, error) {
 	out := make([]mailroom.AcceptOutcome, len(items))
 	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(mailroom.MaxBatchRenderTime)}
-	stored, err := s.storedUnderKeys(ctx, accountID, items)
+	stored, err := s.storedUnderKeys(ctx, key.AccountID, items)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func (s *Sender) SendBatch(ctx context.Context, accountID string, items []BatchI
 			out[i].Result, out[i].Err = k.Answer(it.Request.Digest())
 			continue
 		}
-		m, answered, err := s.prepare(ctx, accountID, it.Request, nil, batch)
+		m, answered, err := s.prepare(ctx, key, it.Request, nil, batch)
 		switch {
 		case mailroom.IsCode(err, mailroom.ECodeUnavailable):
 			return nil, err
@@ -134,9 +136,10 @@ type batchState struct {
 // idempotency key is answered as that one was (answered, with m nil): its
 // scheduledAt may have passed since, its template or its domain may have
 // been removed, and none of that changes what the first answer said.
-func (s *Sender) prepare(ctx context.Context, accountID string, req *mailroom.SendRequest, header []string, batch *batchState) (m *mailroom.Message, answered mailroom.AcceptResult, err error) {
+func (s *Sender) prepare(ctx context.Context, key *mailroom.APIKey, req *mailroom.SendRequest, header []string, batch *batchState) (m *mailroom.Message, answered mailroom.AcceptResult, err error) {
+	accountID := key.AccountID
 	now := s.Now().UTC()
-	m, err = s.validate(ctx, accountID, req, header, now, batch)
+	m, err = s.validate(ctx, key, req, header, now, batch)
 	if err == nil {
 		return m, mailroom.AcceptResult{}, nil
 	}
@@ -151,7 +154,8 @@ func (s *Sender) prepare(ctx context.Context, accountID string, req *mailroom.Se
 	return nil, mailroom.AcceptResult{}, err
 }
 
-func (s *Sender) validate(ctx context.Context, accountID string, req *mailroom.SendRequest, header []string, now time.Time, batch *batchState) (*mailroom.Message, error) {
+func (s *Sender) validate(ctx context.Context, key *mailroom.APIKey, req *mailroom.SendRequest, header []string, now time.Time, batch *batchState) (*mailroom.Message, error) {
+	accountID := key.AccountID
 	var renderBy time.Time
 	var checked map[string]error
 	if batch != nil {
@@ -163,6 +167,9 @@ func (s *Sender) validate(ctx context.Context, accountID string, req *mailroom.S
 	}
 	m, err := req.Validate(now, header, tpl)
 	if err != nil {
+		return nil, err
+	}
+	if err := key.CheckSendingFrom("From", m.Domain); err != nil {
 		return nil, err
 	}
 	err, known := checked[m.Domain]

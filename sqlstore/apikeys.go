@@ -10,14 +10,14 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-const apiKeyColumns = `key_id, account_id, name, scopes, secret_digest, created_at, last_used_at, revoked_at`
+const apiKeyColumns = `key_id, account_id, name, scopes, secret_digest, created_at, last_used_at, revoked_at, domain`
 
 // CreateAPIKey inserts k.
 func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
 	_, err := s.write.ExecContext(ctx,
-		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		k.KeyID, k.AccountID, k.Name, k.Scopes.String(), k.SecretDigest,
-		micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt))
+		micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt), k.Domain)
 	if err != nil && s.dialect.Errors.UniqueViolation(err) {
 		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "Key id %q is taken.", k.KeyID)
 	}
@@ -84,7 +84,7 @@ func scanAPIKey(row scanner) (*mailroom.APIKey, error) {
 	var scopes string
 	var created int64
 	var lastUsed, revoked sql.NullInt64
-	if err := row.Scan(&k.KeyID, &k.AccountID, &k.Name, &scopes, &k.SecretDigest, &created, &lastUsed, &revoked); err != nil {
+	if err := row.Scan(&k.KeyID, &k.AccountID, &k.Name, &scopes, &k.SecretDigest, &created, &lastUsed, &revoked, &k.Domain); err != nil {
 		return nil, err
 	}
 	for _, s := range strings.Split(scopes, ",") {

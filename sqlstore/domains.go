@@ -67,6 +67,16 @@ func (s *Store) Domain(ctx context.Context, accountID, name string) (*mailroom.D
 	return d, s.wrap(err, "find domain")
 }
 
+// DomainByID finds an account's domain by id.
+func (s *Store) DomainByID(ctx context.Context, accountID, id string) (*mailroom.Domain, error) {
+	d, err := scanDomain(s.read.QueryRowContext(ctx,
+		`SELECT `+domainColumns+` FROM domains WHERE account_id = $1 AND id = $2`, accountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", id)
+	}
+	return d, s.wrap(err, "find domain")
+}
+
 // DomainStatus reads the status of an account's domain.
 func (s *Store) DomainStatus(ctx context.Context, accountID, name string) (mailroom.DomainStatus, error) {
 	var status string

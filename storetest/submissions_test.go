@@ -248,3 +248,41 @@ func TestSubmissionUnverifiedDomains(t *testing.T) {
 		}
 	})
 }
+
+// A key restricted to one domain (created through apikey.Service, read
+// back by the authenticator from storage) submits from that domain alone,
+// in the From header and in the envelope, though the account has verified
+// another: the same rule as a send through the API.
+func TestSubmissionKeyRestrictedToDomain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		w := newSubmissionWorld(t, e)
+		ctx := context.Background()
+		if _, err := w.domains.AddSandbox(ctx, w.acct.ID, "news.example"); err != nil {
+			t.Fatal(err)
+		}
+		keys := &apikey.Service{Store: w.store, Domains: w.domains}
+		full, _, err := keys.Create(ctx, w.acct.ID, apikey.NewKey{Name: "shop app", Scopes: []string{"send"}, Domain: w.shop.ID}, apikey.APIFields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.key, err = w.svc.Authenticate(ctx, full); err != nil || w.key.Domain != "shop.example" {
+			t.Fatalf("authenticated key %+v, %v", w.key, err)
+		}
+		if _, err := w.submit("bounce@shop.example", []string{"ann@x.example"}, "From: orders@shop.example\r\nTo: ann@x.example\r\n\r\nHi.\r\n"); err != nil {
+			t.Fatalf("from its own domain: %v", err)
+		}
+		for _, tc := range []struct{ mailFrom, from, says string }{
+			{"bounce@shop.example", "news@news.example", "may send from shop.example only; the From header's domain news.example"},
+			{"bounce@news.example", "orders@shop.example", "may send from shop.example only; the envelope sender's domain news.example"},
+		} {
+			_, err := w.submit(tc.mailFrom, []string{"ann@x.example"}, "From: "+tc.from+"\r\nTo: ann@x.example\r\n\r\nHi.\r\n")
+			if mailroom.ErrorCode(err) != mailroom.ECodeDomainNotVerified || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("MAIL FROM %s, From %s: %v, want %q", tc.mailFrom, tc.from, err, tc.says)
+			}
+		}
+		list, _, err := w.store.ListMessages(ctx, w.acct.ID, mailroom.MessageFilter{}, mailroom.Page{Limit: 10})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("stored %d messages, want the one from shop.example: %v", len(list), err)
+		}
+	})
+}

@@ -94,6 +94,9 @@ func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, env Envelope
 			return res.MessageID, err
 		}
 	}
+	if err := checkKeyDomains(key, m.Domain, envelopeDomain); err != nil {
+		return "", err
+	}
 	if err := s.checkDomains(ctx, m, envelopeDomain); err != nil {
 		return "", err
 	}
@@ -108,6 +111,16 @@ func (s *Service) Submit(ctx context.Context, key *mailroom.APIKey, env Envelope
 		s.Queued()
 	}
 	return res.MessageID, nil
+}
+
+// checkKeyDomains requires a key restricted to one domain to submit from
+// it alone, in the From header and in the envelope sender, as a send with
+// the key through the API would (mailroom.APIKey.CheckSendingFrom).
+func checkKeyDomains(key *mailroom.APIKey, fromDomain, envelopeDomain string) error {
+	if err := key.CheckSendingFrom("From header's", fromDomain); err != nil {
+		return err
+	}
+	return key.CheckSendingFrom("envelope sender's", envelopeDomain)
 }
 
 // checkDomains requires the From header's domain and the envelope

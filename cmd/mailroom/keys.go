@@ -29,7 +29,7 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 		return usageError{"keys create needs --account and --scopes"}
 	}
 	// The flags are checked before storage is opened.
-	if _, err := apikey.CheckNew(*name, strings.Split(*scopes, ","), cliKeyFields); err != nil {
+	if _, err := apikey.CheckNew(apikey.NewKey{Name: *name, Scopes: strings.Split(*scopes, ",")}, cliKeyFields); err != nil {
 		return err
 	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
@@ -38,7 +38,7 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 			return err
 		}
 		keys := &apikey.Service{Store: s}
-		full, key, err := keys.Create(ctx, acct.ID, *name, strings.Split(*scopes, ","), cliKeyFields)
+		full, key, err := keys.Create(ctx, acct.ID, apikey.NewKey{Name: *name, Scopes: strings.Split(*scopes, ",")}, cliKeyFields)
 		if err != nil {
 			return err
 		}

@@ -308,7 +308,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	api := &mhttp.Server{
 		Store:          store,
 		Auth:           &apikey.Authenticator{Keys: store, Usage: usage, Now: time.Now},
-		Keys:           &apikey.Service{Store: store, Now: time.Now},
+		Keys:           &apikey.Service{Store: store, Domains: domains, Now: time.Now},
 		Domains:        domains,
 		Sender:         svc.sender,
 		Templates:      templates,
