@@ -31,25 +31,6 @@ func (e *env) emptyJSON(t *testing.T, method, path, key string) *apitest.Respons
 		Header: map[string]string{"Content-Type": "application/json"}})
 }
 
-// wantResendError fails unless r is Resend's error body with status and
-// name, and a message that holds each of says.
-func wantResendError(t *testing.T, r *apitest.Response, status int, name string, says ...string) {
-	t.Helper()
-	var body struct {
-		StatusCode int    `json:"statusCode"`
-		Name       string `json:"name"`
-		Message    string `json:"message"`
-	}
-	if err := json.Unmarshal(r.Body, &body); err != nil || r.Status != status || body.StatusCode != status || body.Name != name {
-		t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, status, name)
-	}
-	for _, s := range says {
-		if !strings.Contains(body.Message, s) {
-			t.Errorf("message %q does not say %q", body.Message, s)
-		}
-	}
-}
-
 func TestResendGetEmail(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
 		e := newEnv(t, eng)

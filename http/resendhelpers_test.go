@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mailroom/mailroom/apitest"
@@ -28,12 +29,21 @@ func decodeExactly[T any](t testing.TB, r *apitest.Response) T {
 	return v
 }
 
-// wantResendError requires Resend's error body: status, statusCode and
-// name, and a message.
-func wantResendError(t *testing.T, r *apitest.Response, status int, name string) {
+// wantResendError fails unless r is Resend's error body with status and
+// name, and a message that holds each of says.
+func wantResendError(t *testing.T, r *apitest.Response, status int, name string, says ...string) {
 	t.Helper()
-	body := r.Map()
-	if r.Status != status || body["statusCode"] != float64(status) || body["name"] != name || body["message"] == "" {
+	var body struct {
+		StatusCode int    `json:"statusCode"`
+		Name       string `json:"name"`
+		Message    string `json:"message"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil || r.Status != status || body.StatusCode != status || body.Name != name || body.Message == "" {
 		t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, status, name)
+	}
+	for _, s := range says {
+		if !strings.Contains(body.Message, s) {
+			t.Errorf("message %q does not say %q", body.Message, s)
+		}
 	}
 }
