@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,22 @@ func webhookMAC(key []byte, id string, ts int64, body []byte) []byte {
 	m.Write([]byte{'.'})
 	m.Write(body)
 	return m.Sum(nil)
+}
+
+// SetSignature sets the headers that sign a request: Standard Webhooks'
+// webhook-id, webhook-timestamp and webhook-signature, and the same values
+// again as svix-id, svix-timestamp and svix-signature, the names Svix's
+// libraries and Resend's webhooks.verify read (Resend's SDKs take the
+// svix-* headers; Svix's libraries fall back to them). Every request
+// carries both, whatever the endpoint's format, so that any of those
+// verifiers accepts it.
+func SetSignature(h http.Header, id string, timestamp time.Time, signature string) {
+	ts := strconv.FormatInt(timestamp.Unix(), 10)
+	for _, prefix := range []string{"Webhook-", "Svix-"} {
+		h.Set(prefix+"Id", id)
+		h.Set(prefix+"Timestamp", ts)
+		h.Set(prefix+"Signature", signature)
+	}
 }
 
 // Tolerance is how far a webhook-timestamp may be from the
