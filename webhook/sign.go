@@ -73,10 +73,11 @@ func webhookMAC(key []byte, id string, ts int64, body []byte) []byte {
 // SetSignature sets the headers that sign a request: Standard Webhooks'
 // webhook-id, webhook-timestamp and webhook-signature, and the same values
 // again as svix-id, svix-timestamp and svix-signature, the names Svix's
-// libraries and Resend's webhooks.verify read (Resend's SDKs take the
-// svix-* headers; Svix's libraries fall back to them). Every request
-// carries both, whatever the endpoint's format, so that any of those
-// verifiers accepts it.
+// libraries read and Resend's documentation tells its users to pass to
+// webhooks.verify (the Node SDK hands them to the Standard Webhooks library;
+// the Go SDK reads them as WebhookHeaders). Every request carries both,
+// whatever the endpoint's format, so that any of those verifiers accepts
+// it.
 func SetSignature(h http.Header, id string, timestamp time.Time, signature string) {
 	ts := strconv.FormatInt(timestamp.Unix(), 10)
 	for _, prefix := range []string{"Webhook-", "Svix-"} {
