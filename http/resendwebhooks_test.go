@@ -63,10 +63,9 @@ func TestResendWebhookRoutes(t *testing.T) {
 		if _, err := time.Parse(time.RFC3339, w["created_at"].(string)); err != nil {
 			t.Errorf("created_at: %v", err)
 		}
-		// /v1 shows the same endpoint in Mailroom's vocabulary, with its
-		// format.
-		v1 := e.Do(apitest.Request{Method: "GET", Path: "/v1/webhooks/" + id, Key: e.admin, NoCheck: true}).Map()
-		if v1["format"] != "resend" || !slices.Equal(strs(v1["events"]), []string{"email.queued", "email.delivered", "email.bounced"}) {
+		// /v1 shows the same endpoint in Mailroom's vocabulary.
+		v1 := e.Do(apitest.Request{Method: "GET", Path: "/v1/webhooks/" + id, Key: e.admin}).Map()
+		if !slices.Equal(strs(v1["events"]), []string{"email.queued", "email.delivered", "email.bounced"}) {
 			t.Fatalf("/v1 shows %v", v1)
 		}
 
@@ -211,33 +210,6 @@ func TestResendWebhookPaging(t *testing.T) {
 			if got, more := page(c.q); !slices.Equal(got, c.want) || more != c.more {
 				t.Errorf("list%s: %v has_more %v, want %v %v", c.q, got, more, c.want, c.more)
 			}
-		}
-	})
-}
-
-// /v1/webhooks takes the format and shows it when it is not Mailroom's
-// own.
-func TestV1WebhookFormat(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
-		e := newEnv(t, eng)
-		call := func(method, path string, body any) *apitest.Response {
-			return e.Do(apitest.Request{Method: method, Path: path, Key: e.admin, Body: body, NoCheck: true})
-		}
-		r := call("POST", "/v1/webhooks", map[string]any{"url": publicHook, "events": []string{"email.delivered"}, "format": "resend"})
-		if r.Status != 201 || r.Str("format") != "resend" {
-			t.Fatalf("create: %d %s", r.Status, r.Body)
-		}
-		id := r.Str("id")
-		if r := call("PATCH", "/v1/webhooks/"+id, map[string]any{"format": "mailroom"}); r.Status != 200 || r.Map()["format"] != nil {
-			t.Fatalf("patch to mailroom: %d %s", r.Status, r.Body)
-		}
-		if r := call("GET", "/v1/webhooks/"+id, nil); r.Map()["format"] != nil {
-			t.Fatalf("get: %s", r.Body)
-		}
-		r = call("POST", "/v1/webhooks", map[string]any{"url": publicHook, "events": []string{"*"}, "format": "svix"})
-		wantError(t, r, 400, mailroom.ECodeValidation)
-		if !detailMentions(r, "format", `"mailroom"`) {
-			t.Fatalf("a bad format: %s", r.Body)
 		}
 	})
 }

@@ -18,9 +18,6 @@ func toWebhook(e *mailroom.WebhookEndpoint, now time.Time) api.Webhook {
 		ID: e.ID, URL: e.URL, Description: e.Description, Events: make([]api.EventType, len(e.Events)), Enabled: e.Enabled,
 		CreatedAt: wireTime(e.CreatedAt), UpdatedAt: wireTime(e.UpdatedAt),
 	}
-	if e.Format != "" && e.Format != mailroom.WebhookFormatMailroom {
-		out.Format = api.WebhookFormat(e.Format)
-	}
 	for i, typ := range e.Events {
 		out.Events[i] = api.EventType(typ)
 	}

@@ -18,8 +18,12 @@ type Request struct {
 	// Enabled is for PATCH only.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Format is the payload the endpoint receives, mailroom.WebhookFormat
-	// as text: "mailroom" (the default) or "resend".
-	Format *string `json:"format,omitempty"`
+	// as text: "mailroom" (the default) or "resend". Resend's POST
+	// /webhooks sets it; /v1 takes it as "format" once the OpenAPI
+	// document and the client's wire types (api.WebhookCreateRequest,
+	// api.WebhookUpdateRequest, api.Webhook) have it, which
+	// TestClientTypesMatchTheServers holds this type to.
+	Format *string `json:"-"`
 }
 
 // maxEvents bounds the events list: every type once, and "*".
