@@ -54,3 +54,18 @@ func IsID(s, prefix string) bool {
 
 // crockford is the alphabet of a ULID's text, in lower case.
 const crockford = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// IDTime is the instant an id NewID made with prefix was made, to the
+// millisecond (a ULID's first 48 bits); false when id has not that form.
+// A message's id is made with its CreatedAt, so that this is when the
+// message was accepted.
+func IDTime(id, prefix string) (time.Time, bool) {
+	if !IsID(id, prefix) {
+		return time.Time{}, false
+	}
+	u, err := ulid.ParseStrict(strings.ToUpper(id[len(prefix):]))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return ulid.Time(u.Time()).UTC(), true
+}

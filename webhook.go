@@ -53,6 +53,9 @@ type WebhookEndpoint struct {
 	// Events are the subscribed types as given, or ["*"] for all.
 	Events  []string
 	Enabled bool
+	// Format is the shape of the requests it is sent: Mailroom's own, or
+	// Resend's payload and event names.
+	Format WebhookFormat
 	// DisabledReason says why an endpoint is disabled ("" when enabled).
 	DisabledReason string
 	// SecretSealed is the signing key (the bytes that the whsec_ form
@@ -69,6 +72,26 @@ type WebhookEndpoint struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
+
+// WebhookFormat is the payload an endpoint receives (docs/api.md
+// "Webhooks and events", "Moving from Resend"). Whatever the format, every
+// request is signed by Standard Webhooks and carries the svix-* headers
+// too; the format decides the body alone.
+type WebhookFormat string
+
+const (
+	// WebhookFormatMailroom is Mailroom's own body, {type, timestamp,
+	// data}, with Mailroom's event types: the default.
+	WebhookFormatMailroom WebhookFormat = "mailroom"
+	// WebhookFormatResend is Resend's body, {type, created_at, data}, with
+	// Resend's event names and data (package resend), so that a receiver
+	// written for Resend reads it unchanged. An endpoint created through
+	// Resend's POST /webhooks has it.
+	WebhookFormatResend WebhookFormat = "resend"
+)
+
+// WebhookFormats are the formats, the default first.
+var WebhookFormats = []WebhookFormat{WebhookFormatMailroom, WebhookFormatResend}
 
 // Subscribes says whether the endpoint wants events of type typ.
 func (e *WebhookEndpoint) Subscribes(typ string) bool {

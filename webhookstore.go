@@ -77,6 +77,7 @@ type WebhookChange struct {
 	Description *string
 	Events      []string
 	Enabled     *bool
+	Format      *WebhookFormat
 	// DisabledReason is shown while the endpoint is off (with Enabled
 	// false).
 	DisabledReason string

@@ -253,7 +253,7 @@ func scanClaimed(row scanner) (*mailroom.WebhookDelivery, error) {
 	var wCreated, wUpdated int64
 	err := row.Scan(&d.ID, &d.AccountID, &d.EndpointID, &d.Attempts, &created, &d.Event.ID,
 		&w.ID, &w.AccountID, &w.URL, &w.Description, &events, &w.Enabled, &w.DisabledReason,
-		&w.SecretSealed, &w.PreviousSecretSealed, &prevUntil, &failing, &wCreated, &wUpdated)
+		&w.SecretSealed, &w.PreviousSecretSealed, &prevUntil, &failing, &wCreated, &wUpdated, &w.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // are in webhookoutbox.go, their attempts in webhookattempts.go.
 
 const webhookColumns = `id, account_id, url, description, events, enabled, disabled_reason, secret,
-	previous_secret, previous_secret_until, failing_since, created_at, updated_at`
+	previous_secret, previous_secret_until, failing_since, created_at, updated_at, format`
 
 // eventMask is the bit mask of a subscription list that the fan-out tests:
 // bit i stands for mailroom.EventTypes[i], and "*" sets every bit.
@@ -62,10 +62,10 @@ func (s *Store) CreateWebhook(ctx context.Context, e *mailroom.WebhookEndpoint, 
 		events, _ := json.Marshal(e.Events)
 		e.CreatedAt, e.UpdatedAt = fromMicros(micros(e.CreatedAt)), fromMicros(micros(e.UpdatedAt))
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+webhookColumns+`, event_mask)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			e.ID, e.AccountID, e.URL, e.Description, string(events), e.Enabled, e.DisabledReason, e.SecretSealed,
 			e.PreviousSecretSealed, microsOrNil(e.PreviousSecretUntil), microsOrNil(e.FailingSince),
-			micros(e.CreatedAt), micros(e.UpdatedAt), eventMask(e.Events))
+			micros(e.CreatedAt), micros(e.UpdatedAt), string(formatOrDefault(e.Format)), eventMask(e.Events))
 		return s.wrap(err, "create webhook")
 	})
 }
@@ -110,7 +110,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailr
 		b, _ := json.Marshal(c.Events)
 		events, mask = string(b), eventMask(c.Events)
 	}
-	var url, description, enabled any
+	var url, description, enabled, format any
+	if c.Format != nil {
+		format = string(formatOrDefault(*c.Format))
+	}
 	if c.URL != nil {
 		url = *c.URL
 	}
@@ -129,9 +132,9 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailr
 			disabled_reason = CASE WHEN CAST($7 AS BOOLEAN) IS NULL OR CAST($7 AS BOOLEAN) = enabled THEN disabled_reason
 				WHEN CAST($7 AS BOOLEAN) THEN '' ELSE $8 END,
 			failing_since = CASE WHEN CAST($7 AS BOOLEAN) IS NULL OR CAST($7 AS BOOLEAN) = enabled THEN failing_since ELSE NULL END,
-			enabled = COALESCE(CAST($7 AS BOOLEAN), enabled), updated_at = $9
+			enabled = COALESCE(CAST($7 AS BOOLEAN), enabled), updated_at = $9, format = COALESCE($10, format)
 			WHERE id = $1 AND account_id = $2 RETURNING `+webhookColumns,
-			id, accountID, url, description, events, mask, enabled, c.DisabledReason, micros(now)))
+			id, accountID, url, description, events, mask, enabled, c.DisabledReason, micros(now), format))
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
 		}
@@ -177,13 +180,22 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
 	})
 }
 
+// formatOrDefault is the format stored for f: Mailroom's when none was
+// given.
+func formatOrDefault(f mailroom.WebhookFormat) mailroom.WebhookFormat {
+	if f == "" {
+		return mailroom.WebhookFormatMailroom
+	}
+	return f
+}
+
 func scanWebhook(row scanner) (*mailroom.WebhookEndpoint, error) {
 	var e mailroom.WebhookEndpoint
 	var events string
 	var prevUntil, failing sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&e.ID, &e.AccountID, &e.URL, &e.Description, &events, &e.Enabled, &e.DisabledReason,
-		&e.SecretSealed, &e.PreviousSecretSealed, &prevUntil, &failing, &created, &updated); err != nil {
+		&e.SecretSealed, &e.PreviousSecretSealed, &prevUntil, &failing, &created, &updated, &e.Format); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(events), &e.Events); err != nil {

@@ -68,7 +68,8 @@ type result struct {
 }
 
 // post makes the request of Standard Webhooks ("Sending webhooks"): the
-// body {"type","timestamp","data"}, the event id as webhook-id (the same on
+// body {"type","timestamp","data"} (or Resend's, for an endpoint of that
+// format), the event id as webhook-id (the same on
 // every retry, so that consumers deduplicate on it), the attempt's time
 // as webhook-timestamp (a verifier refuses one older than its tolerance,
 // so a retry is signed anew) and the signatures over both.
@@ -88,7 +89,13 @@ func (d *Dispatcher) post(ctx context.Context, del *mailroom.WebhookDelivery) re
 		d.Log.Error("cannot sign a webhook delivery; it is tried again when its claim lapses", "delivery_id", del.ID, "endpoint_id", del.EndpointID, "err", err)
 		return result{outcome: OutcomeNotSent, ours: true}
 	}
-	body := Body(del.Event)
+	body, err := BodyFor(del.Endpoint, del.Event)
+	if err != nil {
+		// Stored data that does not read as its type's: trying again
+		// cannot help.
+		d.Log.Error("cannot write a webhook delivery's body", "delivery_id", del.ID, "endpoint_id", del.EndpointID, "err", err)
+		return result{outcome: OutcomeNotSent, err: "the event's data cannot be written in the endpoint's format"}
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, mailroom.WebhookTimeout)
 	defer cancel()
@@ -98,9 +105,7 @@ func (d *Dispatcher) post(ctx context.Context, del *mailroom.WebhookDelivery) re
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Mailroom-Webhooks/"+d.version())
-	req.Header.Set("Webhook-Id", del.Event.ID)
-	req.Header.Set("Webhook-Timestamp", strconv.FormatInt(signedAt.Unix(), 10))
-	req.Header.Set("Webhook-Signature", Sign(keys, del.Event.ID, signedAt, body))
+	SetSignature(req.Header, del.Event.ID, signedAt, Sign(keys, del.Event.ID, signedAt, body))
 
 	resp, err := d.httpClient().Do(req)
 	if err != nil {

@@ -17,6 +17,13 @@ type Request struct {
 	Description *string   `json:"description,omitempty"`
 	// Enabled is for PATCH only.
 	Enabled *bool `json:"enabled,omitempty"`
+	// Format is the payload the endpoint receives, mailroom.WebhookFormat
+	// as text: "mailroom" (the default) or "resend". Resend's POST
+	// /webhooks sets it; /v1 takes it as "format" once the OpenAPI
+	// document and the client's wire types (api.WebhookCreateRequest,
+	// api.WebhookUpdateRequest, api.Webhook) have it, which
+	// TestClientTypesMatchTheServers holds this type to.
+	Format *string `json:"-"`
 }
 
 // maxEvents bounds the events list: every type once, and "*".
@@ -69,6 +76,13 @@ func (r *Request) change(v *mailroom.Validator, create bool) mailroom.WebhookCha
 		v.Add("enabled", "is not taken on create: an endpoint starts enabled; PATCH it to turn it off")
 	}
 	c.Enabled = r.Enabled
+	if r.Format != nil {
+		if f := mailroom.WebhookFormat(*r.Format); slices.Contains(mailroom.WebhookFormats, f) {
+			c.Format = &f
+		} else {
+			v.Add("format", `must be "mailroom" (Mailroom's own payload, the default) or "resend" (Resend's payload and event names)`)
+		}
+	}
 	return c
 }
 

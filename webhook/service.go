@@ -40,7 +40,10 @@ func (s *Service) Create(ctx context.Context, accountID string, req *Request) (*
 	}
 	now := s.Now().UTC()
 	e := &mailroom.WebhookEndpoint{ID: mailroom.NewID(mailroom.PrefixWebhook, now), AccountID: accountID, URL: *c.URL, Events: c.Events,
-		Enabled: true, CreatedAt: now, UpdatedAt: now}
+		Enabled: true, Format: mailroom.WebhookFormatMailroom, CreatedAt: now, UpdatedAt: now}
+	if c.Format != nil {
+		e.Format = *c.Format
+	}
 	if c.Description != nil {
 		e.Description = *c.Description
 	}
@@ -134,6 +137,18 @@ func (s *Service) SigningKeys(e *mailroom.WebhookEndpoint, now time.Time) ([][]b
 	return keys, nil
 }
 
+// SigningSecret is e's current secret in its whsec_ form. /v1 shows a
+// secret only when it is made (create, rotate); Resend's GET
+// /webhooks/{id} shows it every time, to a key with the webhooks scope,
+// and the sealed key can be opened, so it can be shown again.
+func (s *Service) SigningSecret(e *mailroom.WebhookEndpoint) (string, error) {
+	key, err := s.Sealer.Open(e.SecretSealed, []byte(e.ID))
+	if err != nil {
+		return "", fmt.Errorf("open the secret of %s (is --secret-key the one it was sealed with?): %w", e.ID, err)
+	}
+	return SecretString(key), nil
+}
+
 // webhookTestData is the data of a webhook.test event.
 type webhookTestData struct {
 	WebhookID string `json:"webhookId"`
@@ -204,6 +219,12 @@ func (s *Service) Replay(ctx context.Context, accountID, eventID, endpointID str
 	}
 	s.wake()
 	return targets, nil
+}
+
+// All lists every endpoint of an account, newest first: at most Max, a few
+// pages of the store (Resend's GET /webhooks pages by id over them).
+func (s *Service) All(ctx context.Context, accountID string) ([]*mailroom.WebhookEndpoint, error) {
+	return s.allEndpoints(ctx, accountID)
 }
 
 // allEndpoints reads every endpoint of an account: at most Max, a few pages.

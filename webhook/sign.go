@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -67,6 +68,23 @@ func webhookMAC(key []byte, id string, ts int64, body []byte) []byte {
 	m.Write([]byte{'.'})
 	m.Write(body)
 	return m.Sum(nil)
+}
+
+// SetSignature sets the headers that sign a request: Standard Webhooks'
+// webhook-id, webhook-timestamp and webhook-signature, and the same values
+// again as svix-id, svix-timestamp and svix-signature, the names Svix's
+// libraries read and Resend's documentation tells its users to pass to
+// webhooks.verify (the Node SDK hands them to the Standard Webhooks library;
+// the Go SDK reads them as WebhookHeaders). Every request carries both,
+// whatever the endpoint's format, so that any of those verifiers accepts
+// it.
+func SetSignature(h http.Header, id string, timestamp time.Time, signature string) {
+	ts := strconv.FormatInt(timestamp.Unix(), 10)
+	for _, prefix := range []string{"Webhook-", "Svix-"} {
+		h.Set(prefix+"Id", id)
+		h.Set(prefix+"Timestamp", ts)
+		h.Set(prefix+"Signature", signature)
+	}
 }
 
 // Tolerance is how far a webhook-timestamp may be from the
