@@ -20,17 +20,6 @@ func (e *env) resendCall(t *testing.T, key, method, path string, body any) *apit
 	return e.Do(apitest.Request{Method: method, Path: path, Key: key, Body: body, NoCheck: true})
 }
 
-// wantResendError checks an error answer of Resend's routes: its status,
-// Resend's name, statusCode beside them, and a message that mentions
-// says.
-func wantResendError(t *testing.T, r *apitest.Response, status int, name, says string) {
-	t.Helper()
-	m := r.Map()
-	if r.Status != status || m["name"] != name || m["statusCode"] != float64(status) || !strings.Contains(m["message"].(string), says) {
-		t.Fatalf("got %d %s, want %d %s saying %q", r.Status, r.Body, status, name, says)
-	}
-}
-
 // wantMembers checks that a JSON object has exactly the members named.
 func wantMembers(t *testing.T, what string, m map[string]any, names ...string) {
 	t.Helper()
