@@ -67,7 +67,7 @@ func (c Content) AsBase64() string {
 	return base64.StdEncoding.EncodeToString(c.Bytes)
 }
 
-// contentProblem is what is wrong with a content, said of "content".
+// contentProblem is what is wrong with a content, in words that name it.
 type contentProblem string
 
 func (p contentProblem) Error() string { return string(p) }
@@ -95,7 +95,7 @@ func (c *Content) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := dec.SkipValue(); err != nil {
 			return err
 		}
-		return contentProblem(fmt.Sprintf("is %s; give the file's bytes as base64 text, as an array of byte values or as a Node Buffer", kindName(k)))
+		return contentProblem(fmt.Sprintf("content is %s; give the file's bytes as base64 text, as an array of byte values or as a Node Buffer", kindName(k)))
 	}
 }
 
@@ -115,7 +115,7 @@ func (c *Content) decodeBuffer(dec *jsontext.Decoder) error {
 		case "type":
 			if dec.PeekKind() != '"' {
 				_ = dec.SkipValue()
-				return contentProblem(`is an object whose "type" is not "Buffer"; an object is taken only as Node's Buffer, {"type": "Buffer", "data": [...]}`)
+				return contentProblem(`content is an object whose "type" is not "Buffer"; an object is taken only as Node's Buffer, {"type": "Buffer", "data": [...]}`)
 			}
 			if err := json.UnmarshalDecode(dec, &typ); err != nil {
 				return err
@@ -123,7 +123,7 @@ func (c *Content) decodeBuffer(dec *jsontext.Decoder) error {
 		case "data":
 			if dec.PeekKind() != '[' {
 				_ = dec.SkipValue()
-				return contentProblem(`is a Buffer whose "data" is not an array of byte values`)
+				return contentProblem(`content is a Buffer whose "data" is not an array of byte values`)
 			}
 			b, err := decodeByteArray(dec, "content.data")
 			if err != nil {
@@ -140,7 +140,7 @@ func (c *Content) decodeBuffer(dec *jsontext.Decoder) error {
 		return err
 	}
 	if typ != "Buffer" || !seenData {
-		return contentProblem(`is an object that is not Node's Buffer, {"type": "Buffer", "data": [...]}; give the file's bytes as base64 text, as an array of byte values or as a Buffer`)
+		return contentProblem(`content is an object that is not Node's Buffer, {"type": "Buffer", "data": [...]}; give the file's bytes as base64 text, as an array of byte values or as a Buffer`)
 	}
 	c.Given = true
 	return nil
@@ -156,19 +156,24 @@ func decodeByteArray(dec *jsontext.Decoder, what string) ([]byte, error) {
 	b := []byte{}
 	for dec.PeekKind() != ']' {
 		if len(b) == mailroom.MaxAttachmentBytes {
-			return nil, contentProblem(fmt.Sprintf("has more than %d bytes; attachments may add up to at most %d (10 MiB) per message", mailroom.MaxAttachmentBytes, mailroom.MaxAttachmentBytes))
+			return nil, contentProblem(fmt.Sprintf("content has more than %d bytes; attachments may add up to at most %d (10 MiB) per message", mailroom.MaxAttachmentBytes, mailroom.MaxAttachmentBytes))
 		}
-		tok, err := dec.ReadToken()
+		// A value, not a token: a number token's text would be a
+		// string allocated for each byte.
+		raw, err := dec.ReadValue()
 		if err != nil {
 			return nil, err
 		}
-		v, ok := byteValue(tok)
+		v, ok := byteValue(raw)
 		if !ok {
-			if k := tok.Kind(); k == '[' || k == '{' {
-				// Not read: the whole value is refused.
-				_ = dec.SkipValue()
-			}
-			return nil, contentProblem(fmt.Sprintf("%s[%d] is not a byte value: an array of byte values holds integers from 0 to 255", what[len("content"):], len(b)))
+			return nil, contentProblem(fmt.Sprintf("%s[%d] is not a byte value: an array of byte values holds integers from 0 to 255", what, len(b)))
+		}
+		if len(b) == cap(b) {
+			// Doubling: append grows large slices by a quarter, which
+			// allocates five times the final size on the way.
+			grown := make([]byte, len(b), min(max(2*cap(b), 512), mailroom.MaxAttachmentBytes))
+			copy(grown, b)
+			b = grown
 		}
 		b = append(b, v)
 	}
@@ -176,22 +181,18 @@ func decodeByteArray(dec *jsontext.Decoder, what string) ([]byte, error) {
 	return b, err
 }
 
-// byteValue is a number token's value if it is an integer from 0 to 255
+// byteValue is a number's value if it is an integer from 0 to 255
 // written plainly (no sign, fraction or exponent).
-func byteValue(tok jsontext.Token) (byte, bool) {
-	if tok.Kind() != '0' {
-		return 0, false
-	}
-	s := tok.String()
-	if len(s) == 0 || len(s) > 3 || (len(s) > 1 && s[0] == '0') {
+func byteValue(raw jsontext.Value) (byte, bool) {
+	if raw.Kind() != '0' || len(raw) == 0 || len(raw) > 3 || (len(raw) > 1 && raw[0] == '0') {
 		return 0, false
 	}
 	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	for _, c := range raw {
+		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int(s[i]-'0')
+		n = n*10 + int(c-'0')
 	}
 	return byte(n), n <= 255
 }
@@ -229,7 +230,7 @@ func (l *AttachmentList) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err := json.UnmarshalDecode(dec, &a); err != nil {
 			var p contentProblem
 			if errors.As(err, &p) {
-				return attachmentError(i, "content %s", string(p))
+				return attachmentError(i, "%s", string(p))
 			}
 			return err
 		}

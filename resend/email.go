@@ -208,7 +208,9 @@ func (e *Email) attachments(ctx context.Context, v *mailroom.Validator, t Transl
 				return nil, err
 			}
 			if problem != "" {
-				v.AddAt("attachments", i, "path %s %s", mailroom.Excerpt(a.Path, 200), problem)
+				// The problem is written here, not quoted from the
+				// client: it is not cut as a quoted argument would be.
+				v.AddAt("attachments", i, "path %s %s", a.Path, mailroom.OwnText(problem))
 				continue
 			}
 			room -= len(f.Content)

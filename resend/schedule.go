@@ -55,6 +55,6 @@ func ScheduledAt(s string, now time.Time) (string, error) {
 		}
 	}
 	var v mailroom.Validator
-	v.Add("scheduledAt", "%q is not a time Mailroom reads: %s", s, scheduledAtForms)
+	v.Add("scheduledAt", "%q is not a time Mailroom reads: "+scheduledAtForms, s)
 	return "", v.Err()
 }
