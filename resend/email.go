@@ -260,9 +260,9 @@ func validatorOf(err error) *mailroom.Validator {
 	if e, ok := err.(*mailroom.Error); ok {
 		for _, d := range e.Details {
 			if d.Index != nil {
-				v.AddAt(d.Field, *d.Index, "%s", d.Message)
+				v.AddAt(d.Field, *d.Index, "%s", mailroom.OwnText(d.Message))
 			} else {
-				v.Add(d.Field, "%s", d.Message)
+				v.Add(d.Field, "%s", mailroom.OwnText(d.Message))
 			}
 		}
 		return &v
