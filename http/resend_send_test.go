@@ -49,7 +49,15 @@ func wantResendError(t *testing.T, r *apitest.Response, status int, name string,
 	}
 }
 
-// stored is the message as the store holds it, attachments included.
+// newResendEnv is newEnv with delivery held (holdDelivery), so that the
+// test reads accepted mail as it was stored, unsigned and unsent.
+func newResendEnv(t *testing.T, eng storetest.Engine, opts ...envOption) *env {
+	return newEnvWithStore(t, eng.Open(t), append([]envOption{holdDelivery}, opts...)...)
+}
+
+// stored is the message as the store holds it, attachments included;
+// delivery must be held (newResendEnv), for a signed message is held as
+// its bytes.
 func (e *env) stored(t *testing.T, id string) *mailroom.Message {
 	t.Helper()
 	m, _, err := e.store.MessageForDelivery(context.Background(), id)
@@ -70,7 +78,7 @@ func (e *env) messageCount(t *testing.T) int {
 // Every form Resend's SDKs send, and the mail as stored is what was sent.
 func TestResendSendForms(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
-		e := newEnv(t, eng)
+		e := newResendEnv(t, eng)
 		e.verifiedDomain(t, "shop.example")
 		pdf := []byte("%PDF-1.4 \x00\xff\x80 binary")
 		logo := []byte{0x89, 'P', 'N', 'G', 0, 1, 2, 255}
@@ -131,7 +139,7 @@ func TestResendSendForms(t *testing.T) {
 // nothing stored.
 func TestResendSendErrors(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
-		e := newEnv(t, eng)
+		e := newResendEnv(t, eng)
 		e.verifiedDomain(t, "shop.example")
 		e.domainCall(t, "POST", "/v1/domains", e.admin, map[string]string{"name": "unverified.example"})
 		ok := func(extra map[string]any) map[string]any {

@@ -87,8 +87,11 @@ func (s *Sender) SendBatchWith(ctx context.Context, accountID string, items []Ba
 	}
 	retried := make([]bool, len(items))
 	for i, it := range items {
+		if it.Err != nil {
+			continue
+		}
 		k, ok := stored[retryKey(it.Request, nil)]
-		if it.Err != nil || !ok {
+		if !ok {
 			continue
 		}
 		// A retry: answered from what was stored, not rendered again.
