@@ -9,6 +9,8 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/delivery"
+	mhttp "github.com/mailroom/mailroom/http"
 	"github.com/mailroom/mailroom/resend"
 	"github.com/mailroom/mailroom/storetest"
 )
@@ -52,7 +54,9 @@ func wantResendError(t *testing.T, r *apitest.Response, status int, name string,
 // newResendEnv is newEnv with delivery held (holdDelivery), so that the
 // test reads accepted mail as it was stored, unsigned and unsent.
 func newResendEnv(t *testing.T, eng storetest.Engine, opts ...envOption) *env {
-	return newEnvWithStore(t, eng.Open(t), append([]envOption{holdDelivery}, opts...)...)
+	// The server's clock is the test's, which "in 5 minutes" counts from.
+	sameClock := func(s *mhttp.Server, d *delivery.Deliverer) { s.Now = d.Now }
+	return newEnvWithStore(t, eng.Open(t), append([]envOption{holdDelivery, sameClock}, opts...)...)
 }
 
 // stored is the message as the store holds it, attachments included;
