@@ -16,6 +16,10 @@ const MaxIdempotencyKeyLength = 256
 // canonical form can never make an old digest equal a new one by chance.
 const digestVersion = "mailroom.send.v1\n"
 
+// sourceDigestVersion starts the digest of a request digested as another
+// surface received it (SendRequest.SourceDigest).
+const sourceDigestVersion = "mailroom.send.source.v1\n"
+
 // ResolveIdempotencyKey returns the request's idempotency key from the body
 // field and the Idempotency-Key header, either or both (then equal). An
 // empty key is an error in either place: a header sent empty is a client
@@ -91,7 +95,16 @@ func CheckIdempotencyKey(k string) string {
 // Digest returns nil only for a request that cannot be encoded as JSON
 // (variables that are not valid JSON, say), which a request decoded from
 // JSON never is.
+//
+// A request with a SourceDigest is digested from it alone (under its own
+// prefix, so that it never equals a canonical form's digest).
 func (r *SendRequest) Digest() []byte {
+	if r.SourceDigest != nil {
+		h := sha256.New()
+		h.Write([]byte(sourceDigestVersion))
+		h.Write(r.SourceDigest)
+		return h.Sum(nil)
+	}
 	if r.Variables.Present() && !jsontext.Value(r.Variables).IsValid() {
 		return nil
 	}

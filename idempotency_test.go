@@ -176,3 +176,24 @@ func TestIdempotencyKeyHeaderLines(t *testing.T) {
 		})
 	}
 }
+
+// A request translated by another surface is the same request as its
+// retry when the client sent the same text, whatever the translation
+// made of it (a relative scheduledAt read at another moment).
+func TestIdempotencyDigestFromSource(t *testing.T) {
+	first := decodeSend(t, `{"to": "a@example.com", "subject": "x", "scheduledAt": "2030-01-01T00:00:00Z"}`)
+	retry := decodeSend(t, `{"to": "a@example.com", "subject": "x", "scheduledAt": "2030-01-01T00:01:00Z"}`)
+	first.SourceDigest, retry.SourceDigest = []byte("same as sent"), []byte("same as sent")
+	if !bytes.Equal(first.Digest(), retry.Digest()) {
+		t.Error("requests with one SourceDigest digest differently")
+	}
+	other := decodeSend(t, `{"to": "a@example.com", "subject": "x", "scheduledAt": "2030-01-01T00:00:00Z"}`)
+	other.SourceDigest = []byte("another text")
+	if bytes.Equal(first.Digest(), other.Digest()) {
+		t.Error("requests with different SourceDigests digest alike")
+	}
+	plain := decodeSend(t, `{"to": "a@example.com", "subject": "x", "scheduledAt": "2030-01-01T00:00:00Z"}`)
+	if bytes.Equal(first.Digest(), plain.Digest()) {
+		t.Error("a SourceDigest is ignored")
+	}
+}

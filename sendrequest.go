@@ -44,6 +44,16 @@ type SendRequest struct {
 	// RequireTLS is requireTls (RFC 8689 REQUIRETLS, docs/api.md "TLS
 	// policy"): false is the same as absent.
 	RequireTLS bool `json:"requireTls,omitempty"`
+	// SourceDigest, when set, stands for the request in its Digest,
+	// instead of the canonical form. It is the SHA-256 of the request as
+	// another surface received it (Resend's routes: its JSON text as
+	// sent): that surface translates before it validates (Resend's "in 5
+	// minutes" becomes a time by the server's clock, an attachment's path
+	// the bytes fetched from it), so that the translation of a retry can
+	// differ from the first one's although the client sent the same
+	// request. A batch whose key covers its items sets it too, to digest
+	// each item as part of its batch (package send, BatchOptions).
+	SourceDigest []byte `json:"-"`
 }
 
 // SendAttachment is one attachment as sent: the content in base64.

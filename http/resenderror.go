@@ -2,23 +2,33 @@ package http
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/resend"
 )
 
-// resendMessage is the message of an error on Resend's routes: Mailroom's
-// message with each problem of a validation error after it, its field
-// named as Resend names it, for Resend's Go SDK shows only the message,
-// which must say on its own what was wrong.
+// resendMessage is the message of an error on Resend's routes. Resend's
+// Go SDK shows only the message, so it must say on its own what was
+// wrong: a validation error's message that is only the summary of its
+// first problem (mailroom.Validator's) becomes every problem of its
+// details, each with its field as Resend names it ("reply_to",
+// "attachments[0]"); a message the service wrote for the case (a batch
+// refused whole) already says it, and is kept as it is.
 func resendMessage(body api.ErrorBody) string {
-	msg := body.Message
-	for _, d := range body.Details {
+	if len(body.Details) == 0 {
+		return body.Message
+	}
+	if _, rest, _ := strings.Cut(body.Message, ": "); !strings.HasPrefix(rest, body.Details[0].Message) {
+		return body.Message
+	}
+	problems := make([]string, len(body.Details))
+	for i, d := range body.Details {
 		field := resend.FieldName(d.Field)
 		if d.Index != nil {
 			field += "[" + strconv.Itoa(*d.Index) + "]"
 		}
-		msg += " " + field + " " + d.Message + "."
+		problems[i] = field + " " + d.Message
 	}
-	return msg
+	return strings.Join(problems, "; ") + "."
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/resend"
 	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/suppression"
 	"github.com/mailroom/mailroom/template"
@@ -47,6 +48,11 @@ type Server struct {
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *webhook.Service
+	// AttachmentFetcher fetches the attachments Resend's requests give by
+	// path (docs/api.md "Moving from Resend"); nil fetches them through the
+	// guard with the system's resolver and roots, no private target
+	// allowed.
+	AttachmentFetcher resend.Fetcher
 	// Dashboard serves GET and HEAD of every path outside /v1 that no route
 	// claims (docs/api.md "Dashboard"); nil answers them the JSON 404.
 	Dashboard http.Handler
@@ -72,6 +78,8 @@ type Server struct {
 
 	log     *slog.Logger
 	metrics *metrics
+	// fetcher is AttachmentFetcher or its default, set by Handler.
+	fetcher resend.Fetcher
 }
 
 func (s *Server) now() time.Time {
@@ -95,6 +103,10 @@ func (s *Server) Handler() http.Handler {
 		s.log = slog.Default()
 	}
 	s.metrics = newMetrics(s.Metrics)
+	s.fetcher = s.AttachmentFetcher
+	if s.fetcher == nil {
+		s.fetcher = resend.NewAttachmentFetcher(nil, nil, false)
+	}
 	return s.observe(s.routes())
 }
 

@@ -57,11 +57,51 @@ type BatchItem struct {
 // sending domain is checked once. An error means nothing was stored (the
 // storage failed).
 func (s *Sender) SendBatch(ctx context.Context, key *mailroom.APIKey, items []BatchItem) ([]mailroom.AcceptOutcome, error) {
+	return s.SendBatchWith(ctx, key, items, BatchOptions{})
+}
+
+// SendBatchWith is SendBatch under opts. With a key (opts.IdempotencyHeader),
+// the key covers the items (itemKey says how): a retry of the batch is
+// answered as the first attempt was, and a batch that differs from the
+// one first sent under the key is refused whole, ECodeIdempotencyKeyReused,
+// before anything is stored. With opts.AllOrNothing, a refused item is the
+// batch's error (refusedBatch) and nothing is stored; the outcomes are
+// then nil.
+//
+// Two different batches sent at the same moment under one key are told
+// apart by the store, item by item: the items the two have in common are
+// stored once and the later batch's are answered
+// ECodeIdempotencyKeyReused, but an item of the longer one past the
+// shorter one's end may be stored as well.
+func (s *Sender) SendBatchWith(ctx context.Context, key *mailroom.APIKey, items []BatchItem, opts BatchOptions) ([]mailroom.AcceptOutcome, error) {
+	batchIdem, err := batchKey(opts.IdempotencyHeader, len(items))
+	if err != nil {
+		return nil, err
+	}
+	if batchIdem != "" {
+		items = keyItems(batchIdem, items)
+	}
 	out := make([]mailroom.AcceptOutcome, len(items))
 	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(mailroom.MaxBatchRenderTime)}
 	stored, err := s.storedUnderKeys(ctx, key.AccountID, items)
 	if err != nil {
 		return nil, err
+	}
+	retried := make([]bool, len(items))
+	for i, it := range items {
+		if it.Err != nil {
+			continue
+		}
+		k, ok := stored[retryKey(it.Request, nil)]
+		if !ok {
+			continue
+		}
+		// A retry: answered from what was stored, not rendered again.
+		retried[i] = true
+		out[i].Result, out[i].Err = k.Answer(it.Request.Digest())
+		if batchIdem != "" && out[i].Err != nil {
+			return nil, anotherBatch(i, out[i].Err)
+		}
 	}
 	var ms []*mailroom.Message
 	var at []int // ms[k] answers items[at[k]]
@@ -71,9 +111,7 @@ func (s *Sender) SendBatch(ctx context.Context, key *mailroom.APIKey, items []Ba
 			out[i].Err = it.Err
 			continue
 		}
-		if k, ok := stored[retryKey(it.Request, nil)]; ok {
-			// A retry: answered from what was stored, not rendered again.
-			out[i].Result, out[i].Err = k.Answer(it.Request.Digest())
+		if retried[i] {
 			continue
 		}
 		m, answered, err := s.prepare(ctx, key, it.Request, nil, batch)
@@ -88,6 +126,11 @@ func (s *Sender) SendBatch(ctx context.Context, key *mailroom.APIKey, items []Ba
 			content += m.ContentBytes()
 			ms = append(ms, m)
 			at = append(at, i)
+		}
+	}
+	if opts.AllOrNothing {
+		if err := refusedBatch(out); err != nil {
+			return nil, err
 		}
 	}
 	if len(ms) == 0 {

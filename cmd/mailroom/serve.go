@@ -325,6 +325,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Metrics:        registry,
 		NoHSTS:         c.dev,
 	}
+	// Resend's attachments given by path are fetched as webhooks are sent.
+	api.AttachmentFetcher = hooks.attachments
 
 	reports := &inbound.Reports{Store: store, ReturnPaths: returnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
 	stopInbound, err := c.inboundFlags.startInbound(reports, tlscert.ServerConfig(cert), c.hostname, registry, log)

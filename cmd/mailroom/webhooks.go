@@ -9,6 +9,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns"
 	"github.com/mailroom/mailroom/netguard"
+	"github.com/mailroom/mailroom/resend"
 	"github.com/mailroom/mailroom/webhook"
 )
 
@@ -25,10 +26,14 @@ func (f *webhookFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.perEndpoint, "webhook-concurrency", webhook.DefaultPerEndpoint, "the most webhook requests in flight to one endpoint from this node")
 }
 
-// webhookServices are the webhooks API and the dispatcher of this node.
+// webhookServices are the webhooks API and the dispatcher of this node,
+// and the fetcher of the attachments Resend's requests give by path, whose
+// URLs are the client's to choose as a webhook's are, and which is held
+// to the same rules (--webhooks-allow-private, the resolver).
 type webhookServices struct {
-	api        *webhook.Service
-	dispatcher *webhook.Dispatcher
+	api         *webhook.Service
+	dispatcher  *webhook.Dispatcher
+	attachments *resend.AttachmentFetcher
 }
 
 // check refuses the flags' mistakes, before serve touches storage.
@@ -74,5 +79,5 @@ func (f *webhookFlags) services(store mailroom.Store, seal mailroom.Sealer, reso
 		d.Resolver = resolver
 	}
 	api.Wake = d.Wake
-	return &webhookServices{api: api, dispatcher: d}, nil
+	return &webhookServices{api: api, dispatcher: d, attachments: resend.NewAttachmentFetcher(d.Resolver, nil, allow)}, nil
 }
