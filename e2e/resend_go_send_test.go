@@ -12,6 +12,7 @@ import (
 
 	"github.com/resend/resend-go/v3"
 
+	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/poll"
 )
 
@@ -106,12 +107,13 @@ func resendGoAttachments(t *testing.T, e *resendEnv) {
 		From:    "orders@shop.example",
 		To:      []string{"ann@example.net"},
 		Subject: subject,
-		Html:    `<p>Invoice attached.</p><img src="cid:logo-1002">`,
+		Html:    `<p>Invoice attached.</p><img src="cid:logo-1002"><img src="cid:banner-1002">`,
 		Attachments: []*resend.Attachment{
 			{Filename: "bytes.bin", Content: binary},
 			{Filename: "notes.txt", Content: []byte("Plain notes\nline 2\n"), ContentType: "text/plain"},
 			{Filename: "invoice.pdf", Path: pdfURL},
 			{Filename: "logo.png", Content: logo, ContentType: "image/png", ContentId: "logo-1002"},
+			{Filename: "banner.png", Content: logo, ContentType: "image/png", InlineContentId: "banner-1002"},
 		},
 	})
 	if err != nil {
@@ -126,6 +128,7 @@ func resendGoAttachments(t *testing.T, e *resendEnv) {
 		{"notes.txt", "text/plain", []byte("Plain notes\nline 2\n")},
 		{"invoice.pdf", "application/pdf", pdf},
 		{"logo.png", "image/png", logo},
+		{"banner.png", "image/png", logo},
 	} {
 		p, ok := m.part("", a.name)
 		switch {
@@ -139,6 +142,9 @@ func resendGoAttachments(t *testing.T, e *resendEnv) {
 	}
 	if p, _ := m.part("", "logo.png"); strings.Trim(p.ContentID, "<>") != "logo-1002" {
 		t.Errorf("the inline logo's Content-ID is %q, want <logo-1002>", p.ContentID)
+	}
+	if p, _ := m.part("", "banner.png"); strings.Trim(p.ContentID, "<>") != "banner-1002" {
+		t.Errorf("the banner's Content-ID (from inline_content_id) is %q, want <banner-1002>", p.ContentID)
 	}
 	if n := e.outside.fetched("/files/invoice-1002.pdf"); n < 1 {
 		t.Errorf("the path URL was fetched %d times", n)
@@ -226,5 +232,31 @@ func resendGoIdempotency(t *testing.T, e *resendEnv) {
 		if n := len(e.receivedWithSubject(batch[i].Subject)); n != 1 {
 			t.Errorf("batch item %d arrived %d times, want once", i, n)
 		}
+	}
+}
+
+// resendGoTemplate: Template{Id, Variables} by the template's name, with
+// From and Subject left empty as the Go SDK then sends them ("from": "",
+// "subject": ""): both come from the template, which is rendered with the
+// variables.
+func resendGoTemplate(t *testing.T, e *resendEnv) {
+	r := e.node.client.Do(apitest.Request{Method: "POST", Path: "/v1/templates", Key: e.key, Body: map[string]any{
+		"name": "receipt", "from": "Shop <orders@shop.example>", "subject": "Receipt {{order}}",
+		"text": "Thanks, {{name}}, for order {{order}}."}})
+	if r.Status != 201 {
+		t.Fatalf("create the template: %d %s", r.Status, r.Body)
+	}
+	c, _ := e.goSDK(t, e.key)
+	sent, err := c.Emails.Send(&resend.SendEmailRequest{To: []string{"ann@example.net"},
+		Template: &resend.EmailTemplate{Id: "receipt", Variables: map[string]any{"name": "Ann", "order": 9001}}})
+	if err != nil {
+		t.Fatalf("Emails.Send with a template: %v", err)
+	}
+	m := e.waitReceived(t, "Receipt 9001", 1)[0]
+	if !sameHeader("From", m.Header.Get("From"), "Shop <orders@shop.example>") || m.text("text/plain") != "Thanks, Ann, for order 9001." {
+		t.Errorf("the template's email arrived from %q saying %q", m.Header.Get("From"), m.text("text/plain"))
+	}
+	if v1 := e.waitV1Status(t, sent.Id, "delivered"); v1["template"] == nil {
+		t.Errorf("the native log does not name the template: %v", v1)
 	}
 }

@@ -19,6 +19,7 @@ func TestResendGoSDK(t *testing.T) {
 		e := startResendEnv(t, eng)
 		t.Run("send", func(t *testing.T) { resendGoSend(t, e) })
 		t.Run("attachments", func(t *testing.T) { resendGoAttachments(t, e) })
+		t.Run("template", func(t *testing.T) { resendGoTemplate(t, e) })
 		t.Run("idempotency", func(t *testing.T) { resendGoIdempotency(t, e) })
 		t.Run("batch", func(t *testing.T) { resendGoBatch(t, e) })
 		t.Run("list", func(t *testing.T) { resendGoList(t, e) })

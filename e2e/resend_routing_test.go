@@ -40,7 +40,7 @@ func TestResendRoutesLeaveTheDashboard(t *testing.T) {
 	// Authorization. And what curl sends: neither.
 	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
 		"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
-	for _, path := range []string{"/domains", "/domains/shop.example"} {
+	for _, path := range []string{"/domains", "/domains/shop.example", "/api-keys", "/webhooks"} {
 		for who, h := range map[string]map[string]string{"a browser": browser, "curl": nil} {
 			status, header, body := get(path, h)
 			if status != 200 || !strings.HasPrefix(header.Get("Content-Type"), "text/html") ||
