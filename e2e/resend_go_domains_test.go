@@ -28,15 +28,24 @@ func resendGoDomains(t *testing.T, e *resendEnv) {
 		if r.Name == "" || r.Value == "" || r.Ttl == "" || r.Status == "" {
 			t.Errorf("record %+v lacks a name, value, ttl or status", r)
 		}
+		// Resend shows a record's name relative to the domain, as a DNS
+		// provider's form takes it ("@" for the domain itself).
+		if strings.HasSuffix(r.Name, "news.example") {
+			t.Errorf("record %+v: the name is not relative to the domain", r)
+		}
+		fqdn := r.Name + ".news.example"
+		if r.Name == "@" {
+			fqdn = "news.example"
+		}
 		switch r.Type {
 		case "MX":
 			prio, perr := r.Priority.Int64()
 			if perr != nil {
 				t.Errorf("the MX record's priority %q is not a number", r.Priority)
 			}
-			e.dns.SetMX(r.Name, uint16(prio), r.Value)
+			e.dns.SetMX(fqdn, uint16(prio), r.Value)
 		case "TXT":
-			e.dns.SetTXT(r.Name, r.Value)
+			e.dns.SetTXT(fqdn, r.Value)
 		default:
 			t.Errorf("record of type %s: %+v", r.Type, r)
 		}
