@@ -79,8 +79,9 @@ func resendGoDomains(t *testing.T, e *resendEnv) {
 	if _, err := c.Emails.Send(&resend.SendEmailRequest{From: "hello@news.example", To: []string{"ann@example.net"},
 		Subject: "News 5001", Text: "Verified by the SDK."}); err != nil {
 		t.Errorf("sending from the domain verified through the SDK: %v", err)
+	} else {
+		e.waitReceived(t, "News 5001", 1)
 	}
-	e.waitReceived(t, "News 5001", 1)
 
 	up, err := c.Domains.Update(created.Id, &resend.UpdateDomainRequest{Tls: resend.Enforced, OpenTracking: true})
 	if err != nil || up.Id != created.Id {
@@ -132,6 +133,8 @@ func resendGoAPIKeys(t *testing.T, e *resendEnv) {
 	if _, err := sc.Emails.Send(&resend.SendEmailRequest{From: "orders@shop.example", To: []string{"ann@example.net"},
 		Subject: "Keys 6001", Text: "Sent with a sending_access key."}); err != nil {
 		t.Errorf("the sending_access key sends: %v", err)
+	} else {
+		defer e.waitReceived(t, "Keys 6001", 1)
 	}
 	_, err = sc.Domains.List()
 	wantResendError(t, "a sending_access key on /domains", err, slog, 401, "restricted_api_key")
@@ -162,7 +165,6 @@ func resendGoAPIKeys(t *testing.T, e *resendEnv) {
 	_, err = sc.Emails.Send(&resend.SendEmailRequest{From: "orders@shop.example", To: []string{"ann@example.net"},
 		Subject: "Keys 6002", Text: "A removed key."})
 	wantResendError(t, "a removed key", err, slog, 403, "invalid_api_key")
-	e.waitReceived(t, "Keys 6001", 1)
 }
 
 // resendGoErrors: what goes wrong comes back with Resend's status and
