@@ -51,7 +51,7 @@ var clientMethods = map[string][]string{
 	"POST /v1/send/batch":               {"SendBatch"},
 	"GET /v1/scheduled":                 {"ListScheduled", "AllScheduled"},
 	"PATCH /v1/scheduled/{messageId}":   {"RescheduleMessage"},
-	"DELETE /v1/scheduled/{messageId}":  {"CancelScheduled"},
+	"DELETE /v1/scheduled/{messageId}":  {"CancelMessage"},
 	"GET /v1/messages":                  {"ListMessages", "AllMessages"},
 	"GET /v1/messages/{messageId}":      {"GetMessage"},
 	"GET /v1/messages/{messageId}/raw":  {"GetRawMessage"},

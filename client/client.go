@@ -3,21 +3,40 @@
 // as a typed error, retries with backoff that never send a message twice,
 // and the verification of webhook requests.
 //
-//	c := client.New("https://mail.example.com", os.Getenv("MAILROOM_API_KEY"))
-//	res, err := c.Send(ctx, &client.SendRequest{From: "Shop <orders@shop.example>",
+// Import it under the name mailroom, as every example here does: the
+// package's own name, client, is the name a program wants for its
+// variable.
+//
+//	import mailroom "github.com/mailroom/mailroom/client"
+//
+//	client := mailroom.New("https://mail.example.com", os.Getenv("MAILROOM_API_KEY"))
+//	res, err := client.Send(ctx, &mailroom.SendRequest{From: "Shop <orders@shop.example>",
 //		To: []string{"ann@example.com"}, Subject: "Your receipt", Text: "Thanks!"})
 //
 // The request and response types are those of package
 // github.com/mailroom/mailroom/client/api, under the same names here (type
-// aliases), so that one import is enough.
+// aliases), and so are the values of every enumeration (message, recipient,
+// send, domain, record and key statuses, event types, scopes, …), so that
+// one import is enough: m.Status == mailroom.MessageDelivered.
+//
+// # Trusting a certificate
+//
+// `mailroom serve --dev` serves a self-signed certificate
+// (mailroom-data/tls/cert.pem). WithCAFile trusts it, and only it, on a
+// copy of http.DefaultTransport, so that HTTP/2 and the environment's
+// proxy stay as they were; WithRootCAs takes an *x509.CertPool instead:
+//
+//	client := mailroom.New("https://localhost:8443", key,
+//		mailroom.WithCAFile("mailroom-data/tls/cert.pem"))
 //
 // # Errors
 //
 // Every answer that is not a 2xx is an *Error holding the status, the
 // API's error code, its message and details, the request id and
-// Retry-After: use errors.As, or IsCode(err, client.CodeNotFound). Other
-// errors are the network's, the context's, or a body that could not be
-// encoded or decoded.
+// Retry-After: use errors.As, or IsCode(err, mailroom.CodeNotFound). So is
+// a refused item of a batch: SendBatch's res.Data[i].Err(). Other errors
+// are the network's, the context's, or a body that could not be encoded or
+// decoded.
 //
 // # Retries
 //
@@ -47,8 +66,12 @@
 // SendRequest has no IdempotencyKey: a random key made once per call and
 // sent on every attempt, so that a retry answers "duplicate" instead of
 // sending again. SendBatch gives each item without an IdempotencyKey a key
-// of its own (the service refuses the header on a batch). To make retries
-// of your own (a new call after a crash) safe too, give your own keys.
+// of its own (the service refuses the header on a batch). A send that may
+// have been accepted though no attempt succeeded (the answer was lost, a
+// 500, a proxy's 502 or 504) fails with an *OutcomeUnknownError naming the
+// keys: send again under them (OutcomeUnknownError.Keyed), never under new
+// ones. To make retries of your own (a new call after a crash) safe too,
+// give your own keys.
 //
 // # Webhooks
 //
@@ -58,6 +81,7 @@ package client
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -102,16 +126,24 @@ type Client struct {
 	spread func(max time.Duration) time.Duration
 	newKey func() string
 
-	// baseErr is why baseURL is not usable; every call returns it.
+	// rootCAs, when set, are the only CAs trusted (WithCAFile,
+	// WithRootCAs).
+	rootCAs *x509.CertPool
+
+	// baseErr is why baseURL is not usable, optErr why an option is not
+	// (a CA file that does not read); every call returns it.
 	baseErr error
+	optErr  error
 }
 
 // Option sets an option of New.
 type Option func(*Client)
 
-// WithHTTPClient sends the requests with hc: for a custom CA (a
-// self-signed certificate, as serve --dev makes), a proxy or
-// instrumentation. Its own Timeout, if any, applies besides WithTimeout's.
+// WithHTTPClient sends the requests with hc: for a proxy of your own,
+// client certificates or instrumentation (to trust a CA, such as serve
+// --dev's self-signed certificate, WithCAFile is enough). Its own Timeout,
+// if any, applies besides WithTimeout's. Its redirect policy is replaced:
+// the client never follows a redirect.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) {
 		if hc != nil {
@@ -182,10 +214,14 @@ func New(baseURL, key string, opts ...Option) *Client {
 		o(c)
 	}
 	c.baseErr = checkBaseURL(c.base)
+	hc := *c.hc
+	if c.rootCAs != nil && c.optErr == nil {
+		tr, err := trusting(hc.Transport, c.rootCAs)
+		hc.Transport, c.optErr = tr, err
+	}
 	// A redirect is answered to the caller, never followed: following
 	// would turn a POST into a GET (RFC 9110 §15.4) and could carry the
 	// key over plain http.
-	hc := *c.hc
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.hc = &hc
 	return c

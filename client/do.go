@@ -53,7 +53,12 @@ type call struct {
 	out    any     // the 2xx answer is decoded into it unless nil
 	raw    *[]byte // or kept as it is
 	status *int    // receives the 2xx status when not nil
-	keyed  bool    // the body's items carry idempotency keys (a batch)
+	// requestID, when not nil, receives the 2xx answer's X-Request-Id.
+	requestID *string
+	// keys are the idempotency keys a send went under, in the order of
+	// its messages; nil for every other call. A send whose outcome is
+	// unknown fails with an *OutcomeUnknownError naming them.
+	keys []string
 }
 
 // newCall returns a call whose body is v encoded, or an error.
@@ -77,20 +82,29 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 	if c.baseErr != nil {
 		return c.baseErr
 	}
+	if c.optErr != nil {
+		return c.optErr
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("mailroom: %w", err) // nothing was sent
+	}
 	var last error
+	acted := false // whether an attempt may have been acted on
 	for attempt := 0; ; attempt++ {
 		status, header, body, err := c.attempt(ctx, cl)
 		if err == nil && status >= 200 && status < 300 {
-			return cl.decode(status, body)
+			return cl.decode(status, header, body)
 		}
 		var wait time.Duration
 		retry := false
 		if err != nil {
 			retry = retryableNetError(err, cl.mode)
+			acted = acted || mayHaveArrived(err)
 			err = fmt.Errorf("mailroom: %s %s: %w", cl.method, cl.path, err)
 		} else {
 			e := newError(status, header, body, c.now())
 			err = e
+			acted = acted || mayHaveActed(status)
 			switch {
 			case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
 				retry = cl.mode != retryNever
@@ -107,50 +121,30 @@ func (c *Client) do(ctx context.Context, cl *call) error {
 				last = err // an answer that came as the context ended
 			}
 			if last == nil {
-				return err // the first attempt was cut short
+				return cl.outcome(err, acted) // the first attempt was cut short
 			}
-			return canceled(ctx, last)
+			return cl.outcome(canceled(ctx, last), acted)
 		}
 		last = err
 		if !retry || attempt >= c.maxRetries {
-			return cl.outcome(last)
+			return cl.outcome(last, acted)
 		}
 		if wait == 0 {
 			wait = c.jitter(c.backoffCap(attempt))
 		} else if wait > c.retryMax {
-			return last // the caller decides whether to wait that long
+			return cl.outcome(last, acted) // the caller decides whether to wait that long
 		} else {
 			// Saturating: a cap of the longest Duration lets through the
 			// longest Retry-After, which a fifth more would overflow.
 			wait += min(c.spread(wait/5), math.MaxInt64-wait)
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
-			return last
+			return cl.outcome(last, acted)
 		}
 		if err := c.sleep(ctx, wait); err != nil {
-			return canceled(ctx, last)
+			return cl.outcome(canceled(ctx, last), acted)
 		}
 	}
-}
-
-// ErrOutcomeUnknown is in the error of a send whose last attempt failed on
-// the network: the service may have accepted it (the answer was lost, or
-// net/http sent it again on a new connection and that one failed). Send it
-// again with the same idempotency key: a message already accepted answers
-// "duplicate" with its id, and nothing is sent twice.
-var ErrOutcomeUnknown = errors.New("the outcome is unknown: the service may have accepted the request")
-
-// outcome marks a network failure of a call under an idempotency key as
-// ErrOutcomeUnknown, naming the key to send again with.
-func (cl *call) outcome(err error) error {
-	var e *Error
-	if !cl.keyed || errors.As(err, &e) {
-		return err
-	}
-	if key := cl.header.Get("Idempotency-Key"); key != "" {
-		return fmt.Errorf("mailroom: %w; send again with the idempotency key %q: %w", ErrOutcomeUnknown, key, err)
-	}
-	return fmt.Errorf("mailroom: %w; send again with the same idempotency keys: %w", ErrOutcomeUnknown, err)
 }
 
 // canceled is the error of a call whose context ended between attempts.
@@ -211,9 +205,12 @@ func (c *Client) attempt(ctx context.Context, cl *call) (int, http.Header, []byt
 }
 
 // decode takes a 2xx answer.
-func (cl *call) decode(status int, body []byte) error {
+func (cl *call) decode(status int, header http.Header, body []byte) error {
 	if cl.status != nil {
 		*cl.status = status
+	}
+	if cl.requestID != nil {
+		*cl.requestID = header.Get("X-Request-Id")
 	}
 	switch {
 	case cl.raw != nil:

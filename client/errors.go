@@ -20,7 +20,8 @@ import (
 // characters included: clean them before writing them to a terminal.
 // Error() does: its text has them replaced.
 type Error struct {
-	// Status is the HTTP status, such as 404.
+	// Status is the HTTP status, such as 404; 0 for a refused item of a
+	// batch (BatchItemResult.Err), which has no answer of its own.
 	Status int
 	// Code is the API's error code, such as "not_found" (the Code
 	// constants): the stable part. "" when the answer was not the API's
@@ -48,12 +49,18 @@ type Error struct {
 // breaks would otherwise drive the terminal or forge log lines.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mailroom: %d", e.Status)
+	b.WriteString("mailroom:")
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " %d", e.Status)
+	}
 	if e.Code != "" {
 		b.WriteString(" " + e.Code)
 	}
 	if e.Message != "" {
-		b.WriteString(": " + e.Message)
+		if e.Status != 0 || e.Code != "" {
+			b.WriteString(":")
+		}
+		b.WriteString(" " + e.Message)
 	}
 	for i, d := range e.Details {
 		if i == 3 {
@@ -92,7 +99,7 @@ func (e *Error) Retryable() bool {
 }
 
 // IsCode reports whether err is (or wraps) an *Error with the API error
-// code code, such as client.CodeNotFound.
+// code code, such as CodeNotFound.
 func IsCode(err error, code string) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code

@@ -19,7 +19,7 @@ import (
 // Limit items, with the cursor of the next), and All… returns an iterator
 // over every item from Cursor on, fetching the pages as it goes:
 //
-//	for m, err := range c.AllMessages(ctx, &client.MessageListOptions{Status: client.MessageBounced}) {
+//	for m, err := range c.AllMessages(ctx, &mailroom.MessageListOptions{Status: mailroom.MessageBounced}) {
 //		if err != nil {
 //			return err
 //		}

@@ -70,10 +70,15 @@ func (c *Client) RescheduleMessage(ctx context.Context, messageID string, at tim
 	return result(out, c.send(ctx, "PATCH", "/v1/scheduled/"+pathEscape(messageID), &api.RescheduleRequest{ScheduledAt: at}, retrySafe, out))
 }
 
-// CancelScheduled cancels a scheduled message: nothing is sent. DELETE
+// CancelMessage cancels a scheduled message: nothing is sent. DELETE
 // /v1/scheduled/{messageId} (scope send). It answers the message, status
-// canceled; invalid_state when it is no longer scheduled.
-func (c *Client) CancelScheduled(ctx context.Context, messageID string) (*Message, error) {
+// MessageCanceled; invalid_state when it is no longer scheduled (a message
+// already sent cannot be canceled).
+//
+// RescheduleMessage and CancelMessage are named alike, a verb and the
+// message they take, as GetMessage is: the two act on one message by its
+// id, and the status a cancel leaves is MessageCanceled.
+func (c *Client) CancelMessage(ctx context.Context, messageID string) (*Message, error) {
 	out := new(Message)
 	return result(out, c.send(ctx, "DELETE", "/v1/scheduled/"+pathEscape(messageID), nil, retrySafe, out))
 }

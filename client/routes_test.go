@@ -80,7 +80,7 @@ func TestEveryMethodsRequest(t *testing.T) {
 		}, `POST /v1/send/batch {"messages":[{"to":["a@x.example"],"idempotencyKey":"key-1"}]}`},
 		{"ListScheduled", 200, `{"data":[],"nextCursor":null}`, func(c *Client) error { _, err := c.ListScheduled(ctx, nil); return err }, "GET /v1/scheduled"},
 		{"RescheduleMessage", 200, `{}`, func(c *Client) error { _, err := c.RescheduleMessage(ctx, "msg_1", at); return err }, `PATCH /v1/scheduled/msg_1 {"scheduledAt":"2026-11-22T10:00:00Z"}`},
-		{"CancelScheduled", 200, `{}`, func(c *Client) error { _, err := c.CancelScheduled(ctx, "msg_1"); return err }, "DELETE /v1/scheduled/msg_1"},
+		{"CancelMessage", 200, `{}`, func(c *Client) error { _, err := c.CancelMessage(ctx, "msg_1"); return err }, "DELETE /v1/scheduled/msg_1"},
 		{"ListMessages", 200, `{"data":[],"nextCursor":null}`, func(c *Client) error {
 			_, err := c.ListMessages(ctx, &MessageListOptions{Status: MessageBounced})
 			return err

@@ -15,8 +15,6 @@ type (
 	Category         = api.Category
 	SendResult       = api.SendResult
 	SendStatus       = api.SendStatus
-	BatchSendResult  = api.BatchSendResult
-	BatchItemResult  = api.BatchItemResult
 	BatchSendRequest = api.BatchSendRequest
 
 	// The email log.
@@ -26,6 +24,9 @@ type (
 	RecipientStatus = api.RecipientStatus
 	MessageEvent    = api.MessageEvent
 	TemplateRef     = api.TemplateRef
+
+	// Scheduled sends.
+	RescheduleRequest = api.RescheduleRequest
 
 	// Events and webhooks.
 	Event                = api.Event
@@ -58,6 +59,7 @@ type (
 
 	// Domains.
 	Domain              = api.Domain
+	DomainCreateRequest = api.DomainCreateRequest
 	DomainStatus        = api.DomainStatus
 	DomainTLS           = api.DomainTLS
 	DomainUpdateRequest = api.DomainUpdateRequest
@@ -66,8 +68,10 @@ type (
 	RecordStatus        = api.RecordStatus
 
 	// Suppressions.
-	Suppression       = api.Suppression
-	SuppressionReason = api.SuppressionReason
+	Suppression        = api.Suppression
+	SuppressionReason  = api.SuppressionReason
+	SuppressionRequest = api.SuppressionRequest
+	Unsubscribed       = api.Unsubscribed
 
 	// API keys.
 	APIKey              = api.APIKey
@@ -103,22 +107,35 @@ const (
 	CodeInternal             = api.CodeInternal
 )
 
-// Values of the enumerations a request or a filter names. Package api has
-// the rest (record and domain states, suppression reasons, …).
+// MaxBatchMessages is the most messages one SendBatch takes.
+const MaxBatchMessages = api.MaxBatchMessages
+
+// The values of every enumeration the API writes or takes, under the
+// names package api gives them, so that the one import of package client
+// is enough to compare a status: m.Status == mailroom.MessageDelivered.
+// TestOneImportIsEnough fails when package api has one that is not here.
 const (
+	// Scope: what an API key may do.
 	ScopeSend      = api.ScopeSend
 	ScopeDomains   = api.ScopeDomains
 	ScopeTemplates = api.ScopeTemplates
 	ScopeWebhooks  = api.ScopeWebhooks
 	ScopeKeys      = api.ScopeKeys
 
+	// KeyStatus: APIKey.Status.
+	KeyActive  = api.KeyActive
+	KeyRevoked = api.KeyRevoked
+
+	// Category: SendRequest.Category, Message.Category.
 	CategoryTransactional = api.CategoryTransactional
 	CategoryMarketing     = api.CategoryMarketing
 
+	// SendStatus: SendResult.Status, an accepted batch item's Status.
 	SendQueued    = api.SendQueued
 	SendScheduled = api.SendScheduled
 	SendDuplicate = api.SendDuplicate
 
+	// MessageStatus: Message.Status, MessageListOptions.Status.
 	MessageScheduled          = api.MessageScheduled
 	MessageCanceled           = api.MessageCanceled
 	MessageQueued             = api.MessageQueued
@@ -129,6 +146,36 @@ const (
 	MessageFailed             = api.MessageFailed
 	MessageSuppressed         = api.MessageSuppressed
 
+	// RecipientStatus: Recipient.Status.
+	RecipientQueued     = api.RecipientQueued
+	RecipientDeferred   = api.RecipientDeferred
+	RecipientDelivered  = api.RecipientDelivered
+	RecipientBounced    = api.RecipientBounced
+	RecipientFailed     = api.RecipientFailed
+	RecipientSuppressed = api.RecipientSuppressed
+	RecipientComplained = api.RecipientComplained
+	RecipientCanceled   = api.RecipientCanceled
+
+	// DeferralReason: Recipient.LastDeferralReason, EmailEventData's.
+	DeferralThrottled     = api.DeferralThrottled
+	DeferralGreylisted    = api.DeferralGreylisted
+	DeferralSiteSuspended = api.DeferralSiteSuspended
+	DeferralTLSRequired   = api.DeferralTLSRequired
+	DeferralConnection    = api.DeferralConnection
+	DeferralDNS           = api.DeferralDNS
+	DeferralTemporary     = api.DeferralTemporary
+
+	// BounceType: EmailEventData.BounceType.
+	BounceHard = api.BounceHard
+	BounceSoft = api.BounceSoft
+
+	// TLSPolicy: TLSInfo.Policy.
+	TLSPolicyRequireTLS    = api.TLSPolicyRequireTLS
+	TLSPolicyMTASTS        = api.TLSPolicyMTASTS
+	TLSPolicyEnforced      = api.TLSPolicyEnforced
+	TLSPolicyOpportunistic = api.TLSPolicyOpportunistic
+
+	// EventType: Event.Type, EventRecord.Type, a webhook's events.
 	EventEmailQueued            = api.EventEmailQueued
 	EventEmailScheduled         = api.EventEmailScheduled
 	EventEmailDelivered         = api.EventEmailDelivered
@@ -144,6 +191,54 @@ const (
 	EventWebhookTest            = api.EventWebhookTest
 	EventAll                    = api.EventAll
 
+	// AttemptStatus: WebhookAttempt.Status.
 	AttemptSucceeded = api.AttemptSucceeded
 	AttemptFailed    = api.AttemptFailed
+
+	// DomainStatus: Domain.Status, DomainEventData.Status.
+	DomainPending          = api.DomainPending
+	DomainVerified         = api.DomainVerified
+	DomainTemporaryFailure = api.DomainTemporaryFailure
+	DomainFailed           = api.DomainFailed
+
+	// DomainTLS: Domain.TLS, DomainUpdateRequest.TLS.
+	DomainTLSOpportunistic = api.DomainTLSOpportunistic
+	DomainTLSEnforced      = api.DomainTLSEnforced
+
+	// RecordPurpose and RecordStatus: a DNSRecord's.
+	PurposeDKIM       = api.PurposeDKIM
+	PurposeSPF        = api.PurposeSPF
+	PurposeReturnPath = api.PurposeReturnPath
+	PurposeDMARC      = api.PurposeDMARC
+	RecordPending     = api.RecordPending
+	RecordVerified    = api.RecordVerified
+	RecordFailed      = api.RecordFailed
+
+	// SuppressionReason: Suppression.Reason.
+	SuppressedHardBounce  = api.SuppressedHardBounce
+	SuppressedComplaint   = api.SuppressedComplaint
+	SuppressedManual      = api.SuppressedManual
+	SuppressedUnsubscribe = api.SuppressedUnsubscribe
+
+	// StatusOK is Status.Status of Health and Ready when all is well.
+	StatusOK = api.StatusOK
 )
+
+// Every value of an enumeration, in the order of the API reference: to
+// check a value taken from a user or a flag.
+
+// Scopes returns every scope.
+func Scopes() []Scope { return api.Scopes() }
+
+// MessageStatuses returns every message status.
+func MessageStatuses() []MessageStatus { return api.MessageStatuses() }
+
+// RecipientStatuses returns every recipient status.
+func RecipientStatuses() []RecipientStatus { return api.RecipientStatuses() }
+
+// DeferralReasons returns every deferral reason.
+func DeferralReasons() []DeferralReason { return api.DeferralReasons() }
+
+// EventTypes returns every event type (EventAll is no event's type and is
+// not among them).
+func EventTypes() []EventType { return api.EventTypes() }

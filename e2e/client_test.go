@@ -362,6 +362,16 @@ func TestClientEveryMethod(t *testing.T) {
 		if items[0].IdempotencyKey != "" {
 			t.Error("SendBatch changed the caller's slice")
 		}
+		// The refused item's error is the client's error type, with the
+		// service's code and details and the batch's request id.
+		var itemErr *client.Error
+		if err := res.Data[1].Err(); !errors.As(err, &itemErr) || !client.IsCode(err, client.CodeValidation) ||
+			len(itemErr.Details) == 0 || itemErr.RequestID == "" || res.Data[0].Err() != nil {
+			t.Errorf("the items' errors: %v, %v", res.Data[0].Err(), err)
+		}
+		if !hexKey.MatchString(res.Data[0].IdempotencyKey) || res.Data[2].IdempotencyKey != "batch-3" {
+			t.Errorf("the items' keys: %q, %q", res.Data[0].IdempotencyKey, res.Data[2].IdempotencyKey)
+		}
 		// The same batch again: the item with its own key is a duplicate.
 		again := must[*client.BatchSendResult](t, "SendBatch again")(c.SendBatch(ctx, items))
 		if again.Data[2].Status != client.SendDuplicate || again.Data[2].MessageID != res.Data[2].MessageID {
@@ -418,12 +428,12 @@ func TestClientEveryMethod(t *testing.T) {
 		}
 		_, err := c.GetRawMessage(ctx, res.MessageID)
 		wantCode(t, "the raw bytes of a scheduled message", err, 409, client.CodeInvalidState)
-		canceled := must[*client.Message](t, "CancelScheduled")(c.CancelScheduled(ctx, res.MessageID))
+		canceled := must[*client.Message](t, "CancelMessage")(c.CancelMessage(ctx, res.MessageID))
 		if canceled.Status != client.MessageCanceled {
-			t.Errorf("CancelScheduled: %+v", canceled)
+			t.Errorf("CancelMessage: %+v", canceled)
 		}
-		_, err = c.CancelScheduled(ctx, res.MessageID)
-		wantCode(t, "CancelScheduled twice", err, 409, client.CodeInvalidState)
+		_, err = c.CancelMessage(ctx, res.MessageID)
+		wantCode(t, "CancelMessage twice", err, 409, client.CodeInvalidState)
 		if l := must[*client.List[client.Message]](t, "ListScheduled")(c.ListScheduled(ctx, nil)); len(l.Data) != 0 {
 			t.Errorf("still scheduled after the cancel: %+v", l.Data)
 		}

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -62,10 +61,8 @@ func (f *apiFlags) newClient() (*client.Client, error) {
 	if err != nil {
 		return nil, failure{err}
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	return client.New(f.url, f.key,
-		client.WithHTTPClient(&http.Client{Transport: tr}),
+		client.WithRootCAs(roots),
 		client.WithMaxRetries(f.retries),
 		client.WithUserAgent("mailroom-cli/"+shortVersion()+" mailroom-go/"+client.Version)), nil
 }
