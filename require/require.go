@@ -1,9 +1,10 @@
 // Package require decides what a test does when an independent checker it
 // needs is missing (PostgreSQL, dkimpy, Chromium, axe-core, the Standard
-// Webhooks library, Node.js): on a developer's machine it skips, saying what is
-// missing and how to get it; where MAILROOM_REQUIRE names the checker, as
-// .ci/run sets it, it fails, so that CI cannot stay green without its
-// cross-checks. Every such test goes through Missing.
+// Webhooks library, Node.js, Resend's Node SDK): on a developer's machine
+// it skips, saying what is missing and how to get it; where
+// MAILROOM_REQUIRE names the checker, as .ci/run sets it, it fails, so that
+// CI cannot stay green without its cross-checks. Every such test goes
+// through Missing.
 //
 // It is a leaf: it imports nothing of the project, so that any test
 // package, storetest included, may use it.
@@ -38,10 +39,13 @@ const (
 	StandardWebhooks Checker = "standardwebhooks"
 	// Node is Node.js, which runs the dashboard's own JavaScript tests.
 	Node Checker = "node"
+	// Resend is Resend's official Node SDK, the npm "resend" package,
+	// which drives the Resend-compatible routes as applications do.
+	Resend Checker = "resend"
 )
 
 // Checkers are every checker Env may name.
-var Checkers = []Checker{Postgres, DKIMpy, Chromium, Axe, StandardWebhooks, Node}
+var Checkers = []Checker{Postgres, DKIMpy, Chromium, Axe, StandardWebhooks, Node, Resend}
 
 // Required reports which checkers Env names, and the names in it that are
 // no checker (a misspelt name would otherwise require nothing).
