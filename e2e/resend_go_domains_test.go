@@ -83,7 +83,11 @@ func resendGoDomains(t *testing.T, e *resendEnv) {
 		e.waitReceived(t, "News 5001", 1)
 	}
 
-	up, err := c.Domains.Update(created.Id, &resend.UpdateDomainRequest{Tls: resend.Enforced, OpenTracking: true})
+	// Tracking is not done: asking for it is refused, never ignored.
+	if _, err := c.Domains.Update(created.Id, &resend.UpdateDomainRequest{Tls: resend.Enforced, OpenTracking: true}); err == nil || !strings.Contains(err.Error(), "open_tracking cannot be true") {
+		t.Errorf("Domains.Update with open tracking: %v, want it refused", err)
+	}
+	up, err := c.Domains.Update(created.Id, &resend.UpdateDomainRequest{Tls: resend.Enforced})
 	if err != nil || up.Id != created.Id {
 		t.Errorf("Domains.Update: %v %+v", err, up)
 	}
