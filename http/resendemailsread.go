@@ -60,7 +60,7 @@ func (s *Server) resendUpdateEmail(w http.ResponseWriter, r *http.Request) {
 	}
 	req := send.RescheduleRequest{}
 	if body.ScheduledAt != nil && *body.ScheduledAt != "" { // null and "" are absent
-		at, err := resend.RescheduleAt(*body.ScheduledAt, s.now())
+		at, err := resend.ScheduledAt(*body.ScheduledAt, s.now())
 		if err != nil {
 			writeError(w, r, err)
 			return
