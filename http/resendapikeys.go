@@ -43,7 +43,7 @@ func (s *Server) resendCreateAPIKey(w http.ResponseWriter, r *http.Request) {
 // resendListAPIKeys: GET /api-keys, the account's keys that are not
 // revoked, newest first, never a token.
 func (s *Server) resendListAPIKeys(w http.ResponseWriter, r *http.Request) {
-	win, err := resend.ParseListWindow(r.URL.Query())
+	win, err := resend.ParseListWindow(r.URL.Query(), 0)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -36,7 +36,7 @@ func (s *Server) resendCreateDomain(w http.ResponseWriter, r *http.Request) {
 
 // resendListDomains: GET /domains, newest first.
 func (s *Server) resendListDomains(w http.ResponseWriter, r *http.Request) {
-	win, err := resend.ParseListWindow(r.URL.Query())
+	win, err := resend.ParseListWindow(r.URL.Query(), 0)
 	if err != nil {
 		writeError(w, r, err)
 		return

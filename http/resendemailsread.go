@@ -23,12 +23,12 @@ func (s *Server) resendGetEmail(w http.ResponseWriter, r *http.Request) {
 // Resend's cursors (the ids it lists): after gives the older page, before
 // the page just newer, which the log reads oldest first.
 func (s *Server) resendListEmails(w http.ResponseWriter, r *http.Request) {
-	if err := onceEach(r, "limit", "after", "before"); err != nil {
+	win, err := resend.ParseListWindow(r.URL.Query(), resend.DefaultListLimit)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	q := r.URL.Query()
-	f, page, err := resend.EmailListQuery(q.Get("limit"), q.Get("after"), q.Get("before"))
+	f, page, err := resend.EmailListQuery(win)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -61,8 +61,7 @@ func (s *Server) resendCreateWebhook(w http.ResponseWriter, r *http.Request) {
 // has_more, data}. An account has a bounded number of endpoints
 // (--max-webhooks), so they are read whole and paged by id.
 func (s *Server) resendListWebhooks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, err := resend.WebhookPageParams(q.Get("limit"), q.Get("after"), q.Get("before"))
+	win, err := resend.ParseListWindow(r.URL.Query(), resend.DefaultListLimit)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -72,7 +71,11 @@ func (s *Server) resendListWebhooks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	page, more := resend.PageByID(all, func(e *mailroom.WebhookEndpoint) string { return e.ID }, limit, q.Get("after"), q.Get("before"))
+	page, more, err := resend.Select(win, all, func(e *mailroom.WebhookEndpoint) string { return e.ID })
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	out := resend.WebhookList{Object: "list", HasMore: more, Data: make([]resend.WebhookInList, len(page))}
 	for i, e := range page {
 		out.Data[i] = resend.NewWebhookInList(e)

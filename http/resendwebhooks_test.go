@@ -135,7 +135,7 @@ func TestResendWebhookErrors(t *testing.T) {
 			{"an unknown id", "GET", "/webhooks/wh_01jbz6y6m8q7k3v0r9x2n4s5t7", nil, 404, "not_found", "wh_01jbz6y6m8q7k3v0r9x2n4s5t7"},
 			{"a malformed id", "PATCH", "/webhooks/nope", map[string]any{"status": "enabled"}, 404, "not_found", "nope"},
 			{"rotating an unknown id", "POST", "/webhooks/wh_01jbz6y6m8q7k3v0r9x2n4s5t7/signing-secret/rotate", nil, 404, "not_found", "wh_01jbz6y6m8q7k3v0r9x2n4s5t7"},
-			{"a limit past 100", "GET", "/webhooks?limit=101", nil, 422, "validation_error", "limit must be a number from 1 to 100"},
+			{"a limit past 100", "GET", "/webhooks?limit=101", nil, 422, "validation_error", "limit must be a whole number from 1 to 100"},
 			{"after and before", "GET", "/webhooks?after=" + id + "&before=" + id, nil, 422, "validation_error", "before cannot be given with after"},
 		} {
 			wantResendError(t, e.resendCall(t, e.admin, c.method, c.path, c.body), c.status, c.name, c.says)

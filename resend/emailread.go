@@ -2,7 +2,6 @@ package resend
 
 import (
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/mailroom/mailroom"
@@ -104,31 +103,13 @@ func ToEmailList(ms []*mailroom.Message, hasMore bool) EmailList {
 	return out
 }
 
-// Paging of GET /emails (https://resend.com/docs/api-reference/pagination).
-const (
-	defaultEmailLimit = 20
-	maxEmailLimit     = 100
-)
-
-// EmailListQuery reads GET /emails' query (limit, after, before; "" for
-// absent) into the log's terms: after is the page of messages older than
-// that one, newest first; before is the page just newer than that one,
-// which the log gives oldest first (the caller lists it the other way
-// round). The cursors are the ids the list shows.
-func EmailListQuery(limit, after, before string) (mailroom.MessageFilter, mailroom.Page, error) {
+// EmailListQuery is GET /emails' window in the log's terms: after is the
+// page of messages older than that one, newest first; before is the page
+// just newer than that one, which the log gives oldest first (the caller
+// lists it the other way round). The cursors are the ids the list shows.
+func EmailListQuery(w ListWindow) (mailroom.MessageFilter, mailroom.Page, error) {
 	var v mailroom.Validator
-	page := mailroom.Page{Limit: defaultEmailLimit}
-	if limit != "" {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > maxEmailLimit {
-			v.Add("limit", "must be a whole number from 1 to %d", maxEmailLimit)
-		}
-		page.Limit = n
-	}
-	if after != "" && before != "" {
-		v.Add("before", "cannot be given with after: page one way at a time")
-	}
-	for _, c := range []struct{ field, id string }{{"after", after}, {"before", before}} {
+	for _, c := range []struct{ field, id string }{{"after", w.After}, {"before", w.Before}} {
 		if c.id != "" && !mailroom.IsID(c.id, mailroom.PrefixMessage) {
 			v.Add(c.field, "must be the id of an email this API listed (msg_…)")
 		}
@@ -136,11 +117,11 @@ func EmailListQuery(limit, after, before string) (mailroom.MessageFilter, mailro
 	if err := v.Err(); err != nil {
 		return mailroom.MessageFilter{}, mailroom.Page{}, err
 	}
-	f := mailroom.MessageFilter{OlderThan: after}
-	if before != "" {
-		f = mailroom.MessageFilter{NewerThan: before, OldestFirst: true}
+	f := mailroom.MessageFilter{OlderThan: w.After}
+	if w.Before != "" {
+		f = mailroom.MessageFilter{NewerThan: w.Before, OldestFirst: true}
 	}
-	return f, page, nil
+	return f, mailroom.Page{Limit: w.Limit}, nil
 }
 
 func addresses(as []mailroom.Address) []string {

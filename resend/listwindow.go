@@ -16,10 +16,15 @@ type ListWindow struct {
 	After, Before string
 }
 
-// ParseListWindow reads limit, after and before from a list's query.
-func ParseListWindow(q url.Values) (ListWindow, error) {
+// DefaultListLimit is the page size of Resend's paged lists (emails,
+// webhooks) when the query gives no limit.
+const DefaultListLimit = 20
+
+// ParseListWindow reads limit, after and before from a list's query;
+// without a limit, the window holds defaultLimit items (0: all of them).
+func ParseListWindow(q url.Values, defaultLimit int) (ListWindow, error) {
 	var v mailroom.Validator
-	var w ListWindow
+	w := ListWindow{Limit: defaultLimit}
 	for _, name := range []string{"limit", "after", "before"} {
 		if n := len(q[name]); n > 1 {
 			v.Add(name, "is given %d times; give it once", n)

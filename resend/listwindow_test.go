@@ -27,7 +27,7 @@ func TestSelect(t *testing.T) {
 		{"before=e", []string{}, false},
 	} {
 		q, _ := url.ParseQuery(c.query)
-		w, err := ParseListWindow(q)
+		w, err := ParseListWindow(q, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", c.query, err)
 		}
@@ -38,7 +38,7 @@ func TestSelect(t *testing.T) {
 	}
 	for _, bad := range []string{"limit=0", "limit=101", "limit=x", "after=a&before=b", "limit=1&limit=2"} {
 		q, _ := url.ParseQuery(bad)
-		if _, err := ParseListWindow(q); !mailroom.IsCode(err, mailroom.ECodeValidation) {
+		if _, err := ParseListWindow(q, 0); !mailroom.IsCode(err, mailroom.ECodeValidation) {
 			t.Errorf("%s: %v, want a validation error", bad, err)
 		}
 	}

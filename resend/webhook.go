@@ -3,7 +3,6 @@ package resend
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -142,52 +141,6 @@ func WebhookFields(err error) error {
 		}
 	}
 	return &out
-}
-
-// Resend's list parameters (https://resend.com/docs/api-reference/
-// pagination): limit from 1 to 100, 20 by default; after or before an id.
-const (
-	defaultListLimit = 20
-	maxListLimit     = 100
-)
-
-// WebhookPageParams reads GET /webhooks' query: limit, after, before
-// ("" for absent).
-func WebhookPageParams(limit, after, before string) (int, error) {
-	var v mailroom.Validator
-	n := defaultListLimit
-	if limit != "" {
-		var err error
-		if n, err = strconv.Atoi(limit); err != nil || n < 1 || n > maxListLimit {
-			v.Add("limit", "must be a number from 1 to %d", maxListLimit)
-		}
-	}
-	if after != "" && before != "" {
-		v.Add("before", "cannot be given with after: page one way at a time")
-	}
-	return n, v.Err()
-}
-
-// PageByID pages a list sorted newest first (ids that sort by time, as
-// Mailroom's do) as Resend's lists page: at most limit items after the id
-// after (older ones), or the limit items just before the id before (newer
-// ones), and whether more are left on that side. The id need not be in
-// the list.
-func PageByID[T any](items []T, id func(T) string, limit int, after, before string) ([]T, bool) {
-	switch {
-	case after != "":
-		i, _ := slices.BinarySearchFunc(items, after, func(x T, target string) int { return strings.Compare(target, id(x)) })
-		if i < len(items) && id(items[i]) == after {
-			i++
-		}
-		rest := items[i:]
-		return rest[:min(limit, len(rest))], len(rest) > limit
-	case before != "":
-		i, _ := slices.BinarySearchFunc(items, before, func(x T, target string) int { return strings.Compare(target, id(x)) })
-		newer := items[:i]
-		return newer[max(0, len(newer)-limit):], len(newer) > limit
-	}
-	return items[:min(limit, len(items))], len(items) > limit
 }
 
 // webhookTime is the form of an endpoint's created_at.
