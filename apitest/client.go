@@ -203,9 +203,13 @@ func Document() (*openapi3.T, error) {
 	return doc, docErr
 }
 
-// Check validates a response against the document. A request that matches
-// no documented operation (an unknown route, an unsupported method) must
-// still answer the documented error shape.
+// Check validates a response against the document: /v1's and Resend's
+// routes (the operations tagged Resend-compatible, outside /v1) alike. A
+// request that matches no documented operation (an unknown route, an
+// unsupported method) must still answer the documented error shape:
+// Mailroom's Error under /v1 and on the service routes, Resend's
+// ResendError elsewhere (what the server answers a request with a key on
+// a path outside /v1).
 func Check(req *http.Request, resp *Response) error {
 	docOnce.Do(loadDoc)
 	if docErr != nil {
@@ -213,11 +217,20 @@ func Check(req *http.Request, resp *Response) error {
 	}
 	u := *req.URL
 	u.Scheme, u.Host = "", "" // the document's server is "/"
+	if resend := "/" + strings.TrimLeft(u.Path, "/"); !mailroomPath(resend) {
+		// Resend's SDKs may send //emails, which the server takes as
+		// /emails (a base URL ending in "/").
+		u.Path, u.RawPath = resend, ""
+	}
 	r2 := req.Clone(context.Background())
 	r2.URL = &u
 	route, params, err := docRouter.FindRoute(r2)
 	if err != nil {
-		return checkErrorBody(resp)
+		schema := "ResendError"
+		if mailroomPath(u.Path) {
+			schema = "Error"
+		}
+		return checkErrorBody(resp, schema)
 	}
 	input := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
@@ -232,8 +245,14 @@ func Check(req *http.Request, resp *Response) error {
 	return openapi3filter.ValidateResponse(context.Background(), input)
 }
 
-func checkErrorBody(resp *Response) error {
-	schema := doc.Components.Schemas["Error"].Value
+// mailroomPath says whether path is Mailroom's own API's (/v1 and the
+// service routes) rather than Resend's.
+func mailroomPath(path string) bool {
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || path == "/healthz" || path == "/readyz"
+}
+
+func checkErrorBody(resp *Response, name string) error {
+	schema := doc.Components.Schemas[name].Value
 	var v any
 	if err := json.Unmarshal(resp.Body, &v); err != nil {
 		return err

@@ -44,6 +44,7 @@ type (
 	Webhook              = api.Webhook
 	WebhookCreateRequest = api.WebhookCreateRequest
 	WebhookUpdateRequest = api.WebhookUpdateRequest
+	WebhookFormat        = api.WebhookFormat
 	WebhookCreated       = api.WebhookCreated
 	WebhookSecret        = api.WebhookSecret
 	SecretRotation       = api.SecretRotation
@@ -190,6 +191,10 @@ const (
 	EventDomainTemporaryFailure = api.EventDomainTemporaryFailure
 	EventWebhookTest            = api.EventWebhookTest
 	EventAll                    = api.EventAll
+
+	// WebhookFormat: Webhook.Format, the payload an endpoint is sent.
+	WebhookFormatMailroom = api.WebhookFormatMailroom
+	WebhookFormatResend   = api.WebhookFormatResend
 
 	// AttemptStatus: WebhookAttempt.Status.
 	AttemptSucceeded = api.AttemptSucceeded

@@ -23,6 +23,7 @@ func toAPIKey(k *mailroom.APIKey) api.APIKey {
 		CreatedAt:  wireTime(k.CreatedAt),
 		LastUsedAt: optWireTime(k.LastUsedAt),
 		RevokedAt:  optWireTime(k.RevokedAt),
+		Domain:     optString(k.Domain),
 	}
 }
 

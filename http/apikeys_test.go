@@ -7,6 +7,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/client/api"
+	"github.com/mailroom/mailroom/resend"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -95,5 +96,64 @@ func TestCurrentAPIKey(t *testing.T) {
 		// Revoked, it is refused like on every route.
 		e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + keyID, Key: e.newKey(t, acct, mailroom.Scopes{mailroom.ScopeKeys})})
 		wantError(t, e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current", Key: full}), 401, mailroom.ECodeAPIKeyRevoked)
+	})
+}
+
+// An API key's answers show the one domain it may send from (by name,
+// whether the create named it by name or by id, on /v1 or Resend's
+// route), and null for a key of the whole account.
+func TestAPIKeyShowsItsDomain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
+		e := newEnv(t, eng)
+		shop := e.verifiedDomain(t, "shop.example")
+		shopID := decodeExactly[resend.Domain](t, e.resendDo("GET", "/domains/shop.example", e.admin, nil)).ID
+		create := func(body map[string]any) api.APIKeyCreated {
+			t.Helper()
+			r := e.Do(apitest.Request{Method: "POST", Path: "/v1/api-keys", Key: e.admin, Body: body})
+			if r.Status != 201 {
+				t.Fatalf("create %v: %d %s", body, r.Status, r.Body)
+			}
+			return apitest.Decode[api.APIKeyCreated](r)
+		}
+		restricted := create(map[string]any{"name": "shop", "scopes": []string{"send"}, "domain": shopID})
+		if restricted.Domain == nil || *restricted.Domain != "shop.example" {
+			t.Fatalf("create by the domain's id shows domain %v", restricted.Domain)
+		}
+		whole := create(map[string]any{"name": "all", "scopes": []string{"send"}})
+		if whole.Domain != nil {
+			t.Fatalf("an unrestricted key shows domain %q", *whole.Domain)
+		}
+		byResend := decodeExactly[resend.CreatedAPIKey](t, e.resendDo("POST", "/api-keys", e.admin,
+			map[string]any{"name": "shop app", "permission": "sending_access", "domain_id": shop.Name}))
+
+		domainOf := func(r *apitest.Response) any {
+			t.Helper()
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			m := r.Map()
+			if _, ok := m["domain"]; !ok {
+				t.Fatalf("no domain member: %s", r.Body)
+			}
+			return m["domain"]
+		}
+		for id, want := range map[string]any{restricted.KeyID: "shop.example", whole.KeyID: nil, byResend.ID: "shop.example"} {
+			if got := domainOf(e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/" + id, Key: e.admin})); got != want {
+				t.Errorf("GET %s: domain %v, want %v", id, got, want)
+			}
+		}
+		if got := domainOf(e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys/current", Key: restricted.Key})); got != "shop.example" {
+			t.Errorf("current: domain %v", got)
+		}
+		shown := map[string]*string{}
+		for _, k := range apitest.Decode[api.List[api.APIKey]](e.Do(apitest.Request{Method: "GET", Path: "/v1/api-keys", Key: e.admin})).Data {
+			shown[k.KeyID] = k.Domain
+		}
+		if d := shown[restricted.KeyID]; d == nil || *d != "shop.example" || shown[whole.KeyID] != nil {
+			t.Errorf("the list shows domains %v", shown)
+		}
+		if r := e.Do(apitest.Request{Method: "DELETE", Path: "/v1/api-keys/" + restricted.KeyID, Key: e.admin}); domainOf(r) != "shop.example" {
+			t.Errorf("revoke: %s", r.Body)
+		}
 	})
 }

@@ -30,6 +30,7 @@ type hookReceiver struct {
 }
 
 type hookRequest struct {
+	path   string
 	header http.Header
 	body   []byte
 }
@@ -39,7 +40,7 @@ func startHookReceiver(t *testing.T) *hookReceiver {
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, hookRequest{header: r.Header.Clone(), body: body})
+		rc.got = append(rc.got, hookRequest{path: r.URL.Path, header: r.Header.Clone(), body: body})
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -68,31 +69,38 @@ func (rc *hookReceiver) waitFor(t *testing.T, typ, emailID string) (hookRequest,
 	return req, p, d
 }
 
+// newEnvWithHookReceiver is an env whose webhook requests are delivered,
+// by a dispatcher running until the test ends, to a receiver on loopback.
+func newEnvWithHookReceiver(t *testing.T, eng storetest.Engine) (*env, *hookReceiver) {
+	t.Helper()
+	rc := startHookReceiver(t)
+	var svc *webhook.Service
+	e := newEnvWithStore(t, eng.Open(t), func(s *mhttp.Server, _ *delivery.Deliverer) {
+		svc = s.Webhooks
+		// The receiver is on loopback, which the service's URL check
+		// refuses (TestResendWebhookErrors): allowed here, as serve
+		// --webhooks-allow-private does.
+		s.Webhooks.CheckURL = func(context.Context, string) error { return nil }
+	})
+	roots := x509.NewCertPool()
+	roots.AddCert(rc.srv.Certificate())
+	d := &webhook.Dispatcher{Store: e.store, Keys: svc.SigningKeys, Node: "node_test", AllowPrivate: true, RootCAs: roots,
+		Log: slog.New(slog.DiscardHandler), Now: time.Now, Poll: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	svc.Wake = d.Wake
+	return e, rc
+}
+
 // An endpoint made through Resend's POST /webhooks receives Resend's
 // payload for mail really delivered and really bounced by the test's SMTP
 // server, and Resend's verification (the svix-* headers with the signing
 // secret) accepts every request.
 func TestResendWebhookReceivesDeliveries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, eng storetest.Engine) {
-		rc := startHookReceiver(t)
-		var svc *webhook.Service
-		e := newEnvWithStore(t, eng.Open(t), func(s *mhttp.Server, _ *delivery.Deliverer) {
-			svc = s.Webhooks
-			// The receiver is on loopback, which the service's URL check
-			// refuses (TestResendWebhookErrors): allowed here, as serve
-			// --webhooks-allow-private does.
-			s.Webhooks.CheckURL = func(context.Context, string) error { return nil }
-		})
-		roots := x509.NewCertPool()
-		roots.AddCert(rc.srv.Certificate())
-		d := &webhook.Dispatcher{Store: e.store, Keys: svc.SigningKeys, Node: "node_test", AllowPrivate: true, RootCAs: roots,
-			Log: slog.New(slog.DiscardHandler), Now: time.Now, Poll: 20 * time.Millisecond}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { d.Run(ctx); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
-		svc.Wake = d.Wake
-
+		e, rc := newEnvWithHookReceiver(t, eng)
 		r := e.resendCall(t, e.admin, "POST", "/webhooks", map[string]any{"endpoint": rc.srv.URL + "/resend",
 			"events": []string{"email.sent", "email.delivered", "email.bounced"}})
 		if r.Status != 200 {

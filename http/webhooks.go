@@ -18,6 +18,10 @@ func toWebhook(e *mailroom.WebhookEndpoint, now time.Time) api.Webhook {
 		ID: e.ID, URL: e.URL, Description: e.Description, Events: make([]api.EventType, len(e.Events)), Enabled: e.Enabled,
 		CreatedAt: wireTime(e.CreatedAt), UpdatedAt: wireTime(e.UpdatedAt),
 	}
+	out.Format = api.WebhookFormat(e.Format)
+	if e.Format == "" {
+		out.Format = api.WebhookFormatMailroom
+	}
 	for i, typ := range e.Events {
 		out.Events[i] = api.EventType(typ)
 	}

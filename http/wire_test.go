@@ -184,6 +184,11 @@ func wireCases() []wireCase {
 		{"apikey-active", writes(200, func() any { return toAPIKey(activeKey) })},
 		{"apikey-revoked", writes(200, func() any { return toAPIKey(revokedKey) })},
 		{"apikey-noscopes", writes(200, func() any { return toAPIKey(noScopes) })},
+		{"apikey-restricted", writes(200, func() any {
+			k := *activeKey
+			k.Domain = "shop.example"
+			return toAPIKey(&k)
+		})},
 		{"apikey-created", writes(201, func() any {
 			return api.APIKeyCreated{APIKey: toAPIKey(activeKey), Key: "mailroom_k1234567890abcde_secret"}
 		})},
@@ -234,6 +239,11 @@ func wireCases() []wireCase {
 		{"webhook-rotating", writes(200, func() any { return toWebhook(hookAll, now) })},
 		{"webhook-rotation-over", writes(200, func() any { return toWebhook(hookRotationOver, now) })},
 		{"webhook-off", writes(200, func() any { return toWebhook(hookOff, now) })},
+		{"webhook-resend", writes(200, func() any {
+			e := *hookOn
+			e.Format = mailroom.WebhookFormatResend
+			return toWebhook(&e, now)
+		})},
 		{"webhook-failing", writes(200, func() any { return toWebhook(hookFailing, now) })},
 		{"webhook-created", writes(201, func() any {
 			return api.WebhookCreated{Webhook: toWebhook(hookOn, now), Secret: "whsec_c2VjcmV0"}

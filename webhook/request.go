@@ -19,11 +19,10 @@ type Request struct {
 	Enabled *bool `json:"enabled,omitempty"`
 	// Format is the payload the endpoint receives, mailroom.WebhookFormat
 	// as text: "mailroom" (the default) or "resend". Resend's POST
-	// /webhooks sets it; /v1 takes it as "format" once the OpenAPI
-	// document and the client's wire types (api.WebhookCreateRequest,
-	// api.WebhookUpdateRequest, api.Webhook) have it, which
-	// TestClientTypesMatchTheServers holds this type to.
-	Format *string `json:"-"`
+	// /webhooks sets it to resend; /v1 takes it as given.
+	// TestClientTypesMatchTheServers holds this type to
+	// api.WebhookUpdateRequest.
+	Format *string `json:"format,omitempty"`
 }
 
 // maxEvents bounds the events list: every type once, and "*".

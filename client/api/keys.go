@@ -35,6 +35,10 @@ type APIKeyCreateRequest struct {
 	Name string `json:"name"`
 	// Scopes is a non-empty list of distinct scopes.
 	Scopes []Scope `json:"scopes"`
+	// Domain, when set, restricts the key to sending from that one
+	// domain of the account, named by its name or its id: mail from any
+	// other domain is refused with domain_not_verified.
+	Domain string `json:"domain,omitempty"`
 }
 
 // APIKey is a key as GET /v1/api-keys, GET /v1/api-keys/{keyId}, GET
@@ -52,6 +56,9 @@ type APIKey struct {
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	// RevokedAt is null while the key is active.
 	RevokedAt *time.Time `json:"revokedAt"`
+	// Domain is the one sending domain (its name) the key may send from;
+	// null when the key may send from any domain of the account.
+	Domain *string `json:"domain"`
 }
 
 // APIKeyCreated answers POST /v1/api-keys (OpenAPI schema ApiKeyCreated):

@@ -12,7 +12,26 @@ type WebhookCreateRequest struct {
 	Events []EventType `json:"events"`
 	// Description is at most 1,000 characters on one line.
 	Description string `json:"description,omitempty"`
+	// Format is the payload the endpoint is sent: WebhookFormatMailroom
+	// (the default, when "") or WebhookFormatResend.
+	Format WebhookFormat `json:"format,omitempty"`
 }
+
+// WebhookFormat is the payload an endpoint is sent. Every request is
+// signed by Standard Webhooks and carries the same signature as svix-id,
+// svix-timestamp and svix-signature too, whatever the format.
+type WebhookFormat string
+
+const (
+	// WebhookFormatMailroom is Mailroom's own body, {type, timestamp,
+	// data} (Event), with Mailroom's event types.
+	WebhookFormatMailroom WebhookFormat = "mailroom"
+	// WebhookFormatResend is Resend's body, {type, created_at, data}, with
+	// Resend's event names (email.sent for email.queued,
+	// email.delivery_delayed for email.deferred) and data, so that code
+	// written for Resend's webhooks reads it unchanged.
+	WebhookFormatResend WebhookFormat = "resend"
+)
 
 // WebhookUpdateRequest is the body of PATCH /v1/webhooks/{id} (OpenAPI
 // schema WebhookUpdateRequest): a field left nil keeps its value, so the
@@ -26,6 +45,8 @@ type WebhookUpdateRequest struct {
 	// Enabled false stops deliveries and drops the pending ones; true turns
 	// the endpoint back on (also after it was disabled for failing).
 	Enabled *bool `json:"enabled,omitempty"`
+	// Format changes the payload the endpoint is sent.
+	Format *WebhookFormat `json:"format,omitempty"`
 }
 
 // Webhook is an endpoint as the API shows it (OpenAPI schema Webhook):
@@ -38,9 +59,12 @@ type Webhook struct {
 	Enabled     bool        `json:"enabled"`
 	// DisabledReason says why a disabled endpoint is off; null while it is
 	// enabled.
-	DisabledReason *string   `json:"disabledReason"`
-	CreatedAt      time.Time `json:"createdAt"`
-	UpdatedAt      time.Time `json:"updatedAt"`
+	DisabledReason *string `json:"disabledReason"`
+	// Format is the payload the endpoint is sent: WebhookFormatMailroom
+	// or WebhookFormatResend (one made through Resend's POST /webhooks).
+	Format    WebhookFormat `json:"format"`
+	CreatedAt time.Time     `json:"createdAt"`
+	UpdatedAt time.Time     `json:"updatedAt"`
 	// SecretRotation is there only while the secret a rotation replaced
 	// still signs beside the new one.
 	SecretRotation *SecretRotation `json:"secretRotation,omitempty"`

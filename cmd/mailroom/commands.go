@@ -43,12 +43,16 @@ var commands = []*command{
 			"Running nodes apply it within 10 s.",
 		args: []operand{{"NAME", "the account's name"}},
 		run:  accountsUpdate},
-	{name: "keys create", synopsis: "--account NAME --scopes SCOPES [--name N]", summary: "create an API key, printed once",
-		about: "Creates an API key of the account with the given scopes. The key is shown this once.",
-		run:   keysCreate},
+	{name: "keys create", synopsis: "--account NAME --scopes SCOPES [--name N] [--domain NAME]", summary: "create an API key, printed once",
+		about: "Creates an API key of the account with the given scopes. The key is shown this once.\n" +
+			"With --domain the key sends from that one domain of the account only (mail from any other is\n" +
+			"refused with domain_not_verified), as Resend's sending_access keys with a domain_id do; such a key\n" +
+			"needs the send scope and must not have keys, which could create an unrestricted key.",
+		run: keysCreate},
 	{name: "keys list", synopsis: "--account NAME", summary: "list an account's API keys",
-		about: "Lists the account's API keys, newest first, with their status and last use. Secrets are never shown.",
-		run:   keysList},
+		about: "Lists the account's API keys, newest first, with the domain each may send from (any: every domain\n" +
+			"of the account), their status and last use. Secrets are never shown.",
+		run: keysList},
 	{name: "keys revoke", synopsis: "KEYID [--account NAME]", summary: "revoke an API key",
 		about: "Revokes an API key: it fails from its next request on, on every node. Without --account any\n" +
 			"account's key is revoked, and the output names its account; with --account, a key of another\n" +

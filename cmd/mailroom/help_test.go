@@ -66,7 +66,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{"accounts create", []string{"NAME"}, storage},
 		{"accounts list", nil, storage},
 		{"accounts update", []string{"NAME"}, append([]string{"burst", "rate"}, storage...)},
-		{"keys create", nil, append([]string{"account", "name", "scopes"}, storage...)},
+		{"keys create", nil, append([]string{"account", "domain", "name", "scopes"}, storage...)},
 		{"keys list", nil, append([]string{"account"}, storage...)},
 		{"keys revoke", []string{"KEYID"}, append([]string{"account"}, storage...)},
 		{"domains update", []string{"DOMAIN"}, append([]string{"account", "ip-pool", "tls"}, storage...)},

@@ -10,14 +10,17 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
+	"github.com/mailroom/mailroom/domain"
 )
 
-// keysCreate is `mailroom keys create --account NAME --scopes SCOPES`.
+// keysCreate is `mailroom keys create --account NAME --scopes SCOPES
+// [--domain NAME]`.
 func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
 	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account the key belongs to (required)")
 	scopes := fs.String("scopes", "", "comma-separated `SCOPES` of send, domains, templates, webhooks, keys (required)")
 	name := fs.String("name", "cli", "a `NAME` that says what the key is for")
+	domainName := fs.String("domain", "", "restrict the key to sending from the account's domain of this `NAME` (or id); the key needs the send scope and not keys")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -28,8 +31,9 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 	if *account == "" || *scopes == "" {
 		return usageError{"keys create needs --account and --scopes"}
 	}
+	newKey := apikey.NewKey{Name: *name, Scopes: strings.Split(*scopes, ","), Domain: *domainName}
 	// The flags are checked before storage is opened.
-	if _, err := apikey.CheckNew(apikey.NewKey{Name: *name, Scopes: strings.Split(*scopes, ",")}, cliKeyFields); err != nil {
+	if _, err := apikey.CheckNew(newKey, cliKeyFields); err != nil {
 		return err
 	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
@@ -37,20 +41,24 @@ func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		keys := &apikey.Service{Store: s}
-		full, key, err := keys.Create(ctx, acct.ID, apikey.NewKey{Name: *name, Scopes: strings.Split(*scopes, ",")}, cliKeyFields)
+		keys := &apikey.Service{Store: s, Domains: &domain.Service{Store: s}}
+		full, key, err := keys.Create(ctx, acct.ID, newKey, cliKeyFields)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Key %s created for %s with scopes %s. It is shown this once; keep it secret:\n%s\n",
-			key.KeyID, acct.Name, key.Scopes, full)
+		restriction := ""
+		if key.Domain != "" {
+			restriction = ", sending from " + key.Domain + " only"
+		}
+		fmt.Fprintf(stdout, "Key %s created for %s with scopes %s%s. It is shown this once; keep it secret:\n%s\n",
+			key.KeyID, acct.Name, key.Scopes, restriction, full)
 		return nil
 	})
 }
 
 // cliKeyFields names a key's fields in the problems `keys create`
 // reports: its flags.
-var cliKeyFields = apikey.Fields{Name: "--name", Scopes: "--scopes"}
+var cliKeyFields = apikey.Fields{Name: "--name", Scopes: "--scopes", Domain: "--domain"}
 
 // keysList is `mailroom keys list --account NAME`.
 func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
@@ -72,7 +80,7 @@ func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY ID\tNAME\tSCOPES\tSTATUS\tCREATED\tLAST USED")
+		fmt.Fprintln(tw, "KEY ID\tNAME\tSCOPES\tDOMAIN\tSTATUS\tCREATED\tLAST USED")
 		page := mailroom.Page{Limit: mailroom.MaxPageLimit}
 		for {
 			keys, next, err := s.ListAPIKeys(ctx, acct.ID, page)
@@ -80,7 +88,7 @@ func keysList(ctx context.Context, c *command, args []string, stdout, stderr io.
 				return err
 			}
 			for _, k := range keys {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Name, k.Scopes, k.Status(),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Name, k.Scopes, keyDomain(k), k.Status(),
 					k.CreatedAt.Format(time.RFC3339), optTime(k.LastUsedAt))
 			}
 			if next == "" {
@@ -162,6 +170,15 @@ func withNewStore(ctx context.Context, sf storageFlags, fn func(mailroom.Store) 
 	}
 	defer s.Close()
 	return fn(s)
+}
+
+// keyDomain is the one domain a key may send from, "any" for a key of
+// the whole account.
+func keyDomain(k *mailroom.APIKey) string {
+	if k.Domain == "" {
+		return "any"
+	}
+	return k.Domain
 }
 
 func optTime(t *time.Time) string {

@@ -13,8 +13,11 @@ const scopes = [
   ['keys', 'Create and revoke API keys: full control of the account.'],
 ];
 
-function scopeBadges(list) {
-  return h('span', { class: 'key-scopes' }, list.map((s) => h('span', { class: 'key-scope' }, s)));
+/** A key's scopes and, for a key restricted to one sending domain, that domain. */
+function scopeBadges(list, domain) {
+  return h('span', { class: 'key-scopes' },
+    list.map((s) => h('span', { class: 'key-scope' }, s)),
+    domain ? h('span', { class: 'key-domain muted', title: 'This key may send from this domain only' }, `from ${domain} only`) : null);
 }
 
 export default async function render(ctx) {
@@ -35,7 +38,7 @@ export default async function render(ctx) {
             k.keyId === me() ? h('span', { class: 'badge badge-info key-this', title: 'The dashboard is signed in with this key' }, 'this session') : null),
         },
         { label: 'Key ID', cell: (k) => h('code', { class: 'mono key-id' }, k.keyId) },
-        { label: 'Scopes', cell: (k) => scopeBadges(k.scopes) },
+        { label: 'Scopes', cell: (k) => scopeBadges(k.scopes, k.domain) },
         { label: 'Status', cell: (k) => h('div', {}, badge(k.status)) },
         { label: 'Created', class: 'nowrap', cell: (k) => time(k.createdAt) },
         {
