@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mailroom/mailroom/delivery"
 	mhttp "github.com/mailroom/mailroom/http"
@@ -113,4 +115,48 @@ func (r *rebinding) LookupNetIP(context.Context, string, string) ([]netip.Addr, 
 		return []netip.Addr{netip.MustParseAddr("93.184.215.14")}, nil
 	}
 	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+// Paths whose server never answers are waited for once per request, not
+// once each: an email stops fetching at its first failed path, and the
+// fetches of a whole batch share one deadline (AttachmentFetchTimeout),
+// so the hanging server is asked once in either case.
+func TestResendAttachmentPathsShareOneDeadline(t *testing.T) {
+	var asked atomic.Int32
+	release := make(chan struct{})
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	shortly := func(s *mhttp.Server, _ *delivery.Deliverer) { s.AttachmentFetchTimeout = 300 * time.Millisecond }
+	e := newResendEnv(t, storetest.SQLite, withFetcher(resend.NewAttachmentFetcher(nil, pool, true)), shortly)
+	e.verifiedDomain(t, "shop.example")
+	hanging := func(n int) map[string]any {
+		b := resendEmail("a@example.net")
+		var as []map[string]any
+		for i := range n {
+			as = append(as, map[string]any{"path": ts.URL + "/hang/" + strconv.Itoa(i)})
+		}
+		b["attachments"] = as
+		return b
+	}
+
+	wantResendError(t, e.resendPost(t, "/emails", hanging(3), nil), 422, "invalid_attachment", "attachments[0]", "attachments[2]", "was not fetched")
+	if n := asked.Swap(0); n != 1 {
+		t.Errorf("an email of 3 hanging paths asked the server %d times, want 1", n)
+	}
+	wantResendError(t, e.resendPost(t, "/emails/batch", []any{hanging(1), hanging(1), hanging(1)}, nil), 422, "invalid_attachment")
+	if n := asked.Swap(0); n != 1 {
+		t.Errorf("a batch of 3 emails with a hanging path asked the server %d times, want 1", n)
+	}
+	if n := e.messageCount(t); n != 0 {
+		t.Fatalf("%d messages, want none", n)
+	}
 }

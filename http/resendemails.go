@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/membudget"
@@ -29,8 +30,10 @@ func (s *Server) resendSendEmail(w http.ResponseWriter, r *http.Request) {
 	acct := keyFrom(r.Context()).AccountID
 	fetch, release := s.meteredFetcher(acct)
 	defer release()
+	fetchCtx, cancel := context.WithTimeout(r.Context(), s.attachmentFetchTimeout())
+	defer cancel()
 	room := mailroom.MaxAttachmentBytes
-	req, err := s.translateEmail(r, &e, body, fetch, &room)
+	req, err := s.translateEmail(fetchCtx, r, &e, body, fetch, &room)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -67,6 +70,8 @@ func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request) {
 	acct := keyFrom(r.Context()).AccountID
 	fetch, release := s.meteredFetcher(acct)
 	defer release()
+	fetchCtx, cancel := context.WithTimeout(r.Context(), s.attachmentFetchTimeout())
+	defer cancel()
 	room := mailroom.MaxBatchContentBytes
 	items := make([]send.BatchItem, len(raws))
 	for i, raw := range raws {
@@ -75,7 +80,7 @@ func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request) {
 			items[i].Err = err
 			continue
 		}
-		items[i].Request, items[i].Err = s.translateEmail(r, &e, raw, fetch, &room)
+		items[i].Request, items[i].Err = s.translateEmail(fetchCtx, r, &e, raw, fetch, &room)
 		if mailroom.IsCode(items[i].Err, mailroom.ECodeUnavailable) {
 			writeError(w, r, items[i].Err)
 			return
@@ -108,12 +113,15 @@ func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 // translateEmail translates one email, its paths fetched within room
-// (what the request's attachments may still bring). Fetching is not
+// (what the request's attachments may still bring) and under fetchCtx,
+// whose deadline (AttachmentFetchTimeout) bounds every fetch of the request
+// together: an email of a hundred attachments whose servers never answer
+// is refused within it, not after a hundred timeouts. Fetching is not
 // storage work: the request's storage budget waits meanwhile.
-func (s *Server) translateEmail(r *http.Request, e *resend.Email, raw []byte, fetch resend.Fetcher, room *int) (*mailroom.SendRequest, error) {
+func (s *Server) translateEmail(fetchCtx context.Context, r *http.Request, e *resend.Email, raw []byte, fetch resend.Fetcher, room *int) (*mailroom.SendRequest, error) {
 	resume := pauseBudget(r)
 	defer resume()
-	return e.SendRequest(r.Context(), resend.Translation{Now: s.now(), Fetch: fetch, FetchRoom: room}, raw)
+	return e.SendRequest(fetchCtx, resend.Translation{Now: s.now(), Fetch: fetch, FetchRoom: room}, raw)
 }
 
 // meteredFetcher is the server's fetcher with what it fetches taken from
@@ -147,4 +155,11 @@ func (m *metered) Fetch(ctx context.Context, url string, limit int) (*resend.Fet
 		return nil, m.s.memoryError(err)
 	}
 	return f, nil
+}
+
+func (s *Server) attachmentFetchTimeout() time.Duration {
+	if s.AttachmentFetchTimeout > 0 {
+		return s.AttachmentFetchTimeout
+	}
+	return resend.FetchTimeout
 }

@@ -53,6 +53,9 @@ type Server struct {
 	// guard with the system's resolver and roots, no private target
 	// allowed.
 	AttachmentFetcher resend.Fetcher
+	// AttachmentFetchTimeout bounds all the attachment fetches of one
+	// request together; zero means resend.FetchTimeout.
+	AttachmentFetchTimeout time.Duration
 	// Dashboard serves GET and HEAD of every path outside /v1 that no route
 	// claims (docs/api.md "Dashboard"); nil answers them the JSON 404.
 	Dashboard http.Handler

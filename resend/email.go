@@ -191,6 +191,7 @@ func (e *Email) attachments(ctx context.Context, v *mailroom.Validator, t Transl
 		room -= a.Content.Len()
 	}
 	out := make(mailroom.AttachmentList, len(e.Attachments))
+	fetchFailed := false
 	for i, a := range e.Attachments {
 		cid := a.ContentID
 		if cid == "" {
@@ -202,6 +203,10 @@ func (e *Email) attachments(ctx context.Context, v *mailroom.Validator, t Transl
 		switch {
 		case a.Path != "" && a.Content.Given:
 			v.AddAt("attachments", i, "has both content and path; give the file's bytes in content or its URL in path, not both")
+		case a.Path != "" && fetchFailed:
+			// The email is refused already: its other paths are not
+			// fetched, so that one that never answers is waited for once.
+			v.AddAt("attachments", i, "path %s was not fetched, as an earlier attachment's path could not be", a.Path)
 		case a.Path != "":
 			f, problem, err := fetch(ctx, t, a.Path, room)
 			if err != nil {
@@ -211,6 +216,7 @@ func (e *Email) attachments(ctx context.Context, v *mailroom.Validator, t Transl
 				// The problem is written here, not quoted from the
 				// client: it is not cut as a quoted argument would be.
 				v.AddAt("attachments", i, "path %s %s", a.Path, mailroom.OwnText(problem))
+				fetchFailed = true
 				continue
 			}
 			room -= len(f.Content)

@@ -19,7 +19,8 @@ import (
 )
 
 // FetchTimeout bounds one fetch of an attachment's path, its body
-// included.
+// included, and all the fetches of one request together (the caller's
+// context).
 const FetchTimeout = 30 * time.Second
 
 // maxFetchRedirects is how many redirects a fetch follows, each to a
@@ -114,7 +115,7 @@ func (f *AttachmentFetcher) Fetch(ctx context.Context, rawURL string, limit int)
 			return nil, fmt.Errorf("could not be fetched: %v; the service only calls public addresses", err)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("could not be fetched within %s", FetchTimeout)
+			return nil, fmt.Errorf("could not be fetched in time: the files of one request are fetched within %s together", FetchTimeout)
 		}
 		return nil, fmt.Errorf("could not be fetched: %v", err)
 	}
