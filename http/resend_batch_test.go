@@ -137,9 +137,21 @@ func TestResendBatchIdempotency(t *testing.T) {
 		if n := e.messageCount(t); n != 2 {
 			t.Fatalf("%d messages, want 2", n)
 		}
-		// Each item is keyed by the batch's key and its place.
+		// Each other item is keyed by the batch's key and its place.
 		if m := e.stored(t, first[1]); m.IdempotencyKey != "batch-7/1" {
 			t.Errorf("item 1's key is %q", m.IdempotencyKey)
+		}
+		// The first item holds the batch's key itself, so a single send
+		// under it is another request, and so is a batch under a single
+		// send's key: refused, never sent twice.
+		if m := e.stored(t, first[0]); m.IdempotencyKey != "batch-7" {
+			t.Errorf("item 0's key is %q", m.IdempotencyKey)
+		}
+		wantResendError(t, e.resendPost(t, "/emails", resendEmail("a@example.net"), key), 409, "invalid_idempotent_request")
+		resendID(t, e.resendPost(t, "/emails", resendEmail("a@example.net"), map[string]string{"Idempotency-Key": "single-8"}))
+		wantResendError(t, e.resendPost(t, "/emails/batch", []any{resendEmail("a@example.net")}, map[string]string{"Idempotency-Key": "single-8"}), 409, "invalid_idempotent_request")
+		if n := e.messageCount(t); n != 3 {
+			t.Fatalf("%d messages, want 3", n)
 		}
 		// A key with no room for the items' suffix is refused.
 		wantResendError(t, e.resendPost(t, "/emails/batch", batch, map[string]string{"Idempotency-Key": strings.Repeat("k", 255)}), 400, "invalid_idempotency_key", "at most 254")

@@ -29,15 +29,23 @@ type BatchOptions struct {
 // A batch's key covers its items: a retry of the batch answers the ids
 // of the first attempt and sends nothing twice, and another batch under
 // the same key is refused (409). The key store holds keys of messages,
-// not of batches, so each item is stored under the batch's key and its
-// position ("<key>/<i>", as the log shows it), and digested as part of
-// its batch (itemDigest): its own digest, its position and the batch's
-// size. So a retry of the same batch finds every item under its key with
-// its digest, and a batch that differs in any item, or in its size, finds
-// at least one item of the first batch under a key whose digest is not
-// its own: a batch of a different size differs from the first in every
-// item the two have in common, whichever is longer.
-func itemKey(key string, i int) string { return key + "/" + strconv.Itoa(i) }
+// not of batches, so the first item is stored under the batch's key
+// itself and each other under the key and its position ("<key>/<i>", as
+// the log shows it), each digested as part of its batch (itemDigest): its
+// own digest, its position and the batch's size. So a retry of the same
+// batch finds every item under its key with its digest, and a batch that
+// differs in any item, or in its size, finds at least one item of the
+// first batch under a key whose digest is not its own: a batch of a
+// different size differs from the first in every item the two have in
+// common, whichever is longer. And since the first item holds the key
+// itself, a single send and a batch under one key are told apart as two
+// different requests, whichever came first (409), never sent both.
+func itemKey(key string, i int) string {
+	if i == 0 {
+		return key
+	}
+	return key + "/" + strconv.Itoa(i)
+}
 
 // itemDigest digests an item as part of a batch of n under a key: the
 // item's own digest (its canonical form, or the text its surface
