@@ -17,18 +17,25 @@ import (
 // refused whole) already says it, and is kept as it is.
 func resendMessage(body api.ErrorBody) string {
 	if len(body.Details) == 0 {
-		return body.Message
+		return resend.Text(body.Message)
 	}
 	if _, rest, _ := strings.Cut(body.Message, ": "); !strings.HasPrefix(rest, body.Details[0].Message) {
-		return body.Message
+		return resend.Text(body.Message)
 	}
 	problems := make([]string, len(body.Details))
 	for i, d := range body.Details {
 		field := resend.FieldName(d.Field)
+		msg := resend.Text(d.Message)
 		if d.Index != nil {
 			field += "[" + strconv.Itoa(*d.Index) + "]"
 		}
-		problems[i] = field + " " + d.Message
+		// A problem that starts with its field's name ("html or text is
+		// required") is not given the name again.
+		if named := resend.FieldName(d.Field); strings.HasPrefix(msg, named+" ") || strings.HasPrefix(msg, named+",") {
+			problems[i] = msg
+		} else {
+			problems[i] = field + " " + msg
+		}
 	}
 	return strings.Join(problems, "; ") + "."
 }

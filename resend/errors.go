@@ -2,6 +2,7 @@ package resend
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/mailroom/mailroom"
@@ -45,6 +46,11 @@ const (
 // detail is added to it by the caller.
 func Error(e *mailroom.Error, message string) (int, ErrorBody) {
 	status, name := statusAndName(e)
+	if e.Code == mailroom.ECodeAPIKeyRevoked {
+		// Resend answers a revoked key as an unknown one, in name and in
+		// words: a key's holder learns nothing of whether it ever was one.
+		message = "The API key is not valid."
+	}
 	return status, ErrorBody{StatusCode: status, Name: name, Message: message}
 }
 
@@ -102,6 +108,18 @@ func validationStatusAndName(e *mailroom.Error) (int, string) {
 		return http.StatusUnprocessableEntity, NameInvalidAttachment
 	}
 	return http.StatusUnprocessableEntity, NameValidation
+}
+
+// camelFields are the fields of Mailroom's send request whose names
+// differ on Resend's routes, as a message may name them in its text.
+var camelFields = regexp.MustCompile(`\b(replyTo|scheduledAt|contentType|contentId|idempotencyKey|requireTls)\b`)
+
+// Text is a message of Mailroom's with the fields it names in its text
+// named as Resend names them ("leave scheduledAt out" is "leave
+// scheduled_at out"). Only those names are changed, never the rest of
+// the text, which may quote what the client sent.
+func Text(message string) string {
+	return camelFields.ReplaceAllStringFunc(message, FieldName)
 }
 
 // FieldName is a field of Mailroom's vocabulary (camelCase, as /v1 names
