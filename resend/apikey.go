@@ -48,9 +48,10 @@ type CreatedAPIKey struct {
 
 // APIKey is a key in GET /api-keys: never its token.
 type APIKey struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	CreatedAt string `json:"created_at"`
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	CreatedAt  string  `json:"created_at"`
+	LastUsedAt *string `json:"last_used_at"` // null while never used
 }
 
 // APIKeyList answers GET /api-keys.
@@ -71,5 +72,10 @@ type DeletedAPIKey struct {
 
 // ToAPIKey shows k as GET /api-keys does.
 func ToAPIKey(k *mailroom.APIKey) APIKey {
-	return APIKey{ID: k.KeyID, Name: k.Name, CreatedAt: timestamp(k.CreatedAt)}
+	out := APIKey{ID: k.KeyID, Name: k.Name, CreatedAt: timestamp(k.CreatedAt)}
+	if k.LastUsedAt != nil {
+		used := timestamp(*k.LastUsedAt)
+		out.LastUsedAt = &used
+	}
+	return out
 }

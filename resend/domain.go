@@ -16,6 +16,16 @@ type Domain struct {
 	Region    string         `json:"region"`
 	Records   []DomainRecord `json:"records"`
 	CreatedAt string         `json:"created_at"`
+	// Capabilities say what the domain may do now: sending while its
+	// status lets mail leave (mailroom.DomainStatus.CanSend); receiving
+	// is not done yet.
+	Capabilities DomainCapabilities `json:"capabilities"`
+}
+
+// DomainCapabilities are Resend's "enabled" or "disabled" per capability.
+type DomainCapabilities struct {
+	Sending   string `json:"sending"`
+	Receiving string `json:"receiving"`
 }
 
 // CreatedDomain answers POST /domains: the domain, with its creation time
@@ -82,13 +92,17 @@ const statusNotStarted = "not_started"
 // has no regions, and the pool is where its mail leaves from.
 func ToDomain(d *mailroom.Domain) Domain {
 	out := Domain{
-		Object:    "domain",
-		ID:        d.ID,
-		Name:      d.Name,
-		Status:    string(d.Status),
-		Region:    d.IPPool,
-		Records:   make([]DomainRecord, len(d.Records)),
-		CreatedAt: timestamp(d.CreatedAt),
+		Object:       "domain",
+		ID:           d.ID,
+		Name:         d.Name,
+		Status:       string(d.Status),
+		Region:       d.IPPool,
+		Records:      make([]DomainRecord, len(d.Records)),
+		CreatedAt:    timestamp(d.CreatedAt),
+		Capabilities: DomainCapabilities{Sending: "disabled", Receiving: "disabled"},
+	}
+	if d.Status.CanSend() {
+		out.Capabilities.Sending = "enabled"
 	}
 	unchecked := d.LastCheckedAt == nil
 	if unchecked && d.Status == mailroom.DomainPending {

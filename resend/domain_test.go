@@ -24,7 +24,8 @@ func TestToDomain(t *testing.T) {
 		`{"record":"SPF","name":"bounces","type":"TXT","ttl":"Auto","status":"not_started","value":"v=spf1 a:mx.mailroom.test -all"},` +
 		`{"record":"SPF","name":"bounces","type":"MX","ttl":"Auto","status":"not_started","value":"mx.mailroom.test","priority":10},` +
 		`{"record":"DMARC","name":"_dmarc","type":"TXT","ttl":"Auto","status":"not_started","value":"v=DMARC1; p=none;"}],` +
-		`"created_at":"2026-03-28T16:12:02.059593+00:00","createdAt":"2026-03-28T16:12:02.059593+00:00"}`
+		`"created_at":"2026-03-28T16:12:02.059593+00:00","capabilities":{"sending":"disabled","receiving":"disabled"},` +
+		`"createdAt":"2026-03-28T16:12:02.059593+00:00"}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -35,7 +36,7 @@ func TestToDomain(t *testing.T) {
 	d.Records[0].Status, d.Records[1].Status = mailroom.RecordVerified, mailroom.RecordFailed
 	r := ToDomain(d)
 	if r.Status != "temporary_failure" || r.Region != "eu" || r.Records[0].Status != "verified" ||
-		r.Records[1].Status != "failed" || r.Records[2].Status != "pending" {
+		r.Records[1].Status != "failed" || r.Records[2].Status != "pending" || r.Capabilities.Sending != "enabled" {
 		t.Fatalf("checked domain: %+v", r)
 	}
 }
