@@ -133,14 +133,21 @@ func readBody(body io.Reader, declared int64) ([]byte, error) {
 // unmarshalRequest decodes one JSON value from body into dst by
 // requestJSON, and nothing after it.
 func unmarshalRequest(body []byte, dst any) error {
+	return unmarshalObject(body, dst, requestJSON, "The body")
+}
+
+// unmarshalObject decodes one JSON object from body into dst by opts, and
+// nothing after it; what names the object in the error when it is not
+// one ("The body", "An email").
+func unmarshalObject(body []byte, dst any, opts jsonv2.Options, what string) error {
 	// A bytes.Buffer is parsed in place, not copied into the decoder.
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body), requestJSON)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), opts)
 	if dec.PeekKind() != '{' {
 		v, err := dec.ReadValue()
 		if err != nil {
 			return jsonError(err)
 		}
-		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "The body must be a JSON object, not %s.", kindName(v.Kind()))
+		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "%s must be a JSON object, not %s.", what, kindName(v.Kind()))
 	}
 	if err := jsonv2.UnmarshalDecode(dec, dst); err != nil {
 		return jsonError(err)

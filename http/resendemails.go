@@ -27,11 +27,8 @@ func (s *Server) resendSendEmail(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	acct := keyFrom(r.Context()).AccountID
-	fetch, release := s.meteredFetcher(acct)
-	defer release()
-	fetchCtx, cancel := context.WithTimeout(r.Context(), s.attachmentFetchTimeout())
-	defer cancel()
+	fetch, fetchCtx, done := s.attachmentFetching(r)
+	defer done()
 	room := mailroom.MaxAttachmentBytes
 	req, err := s.translateEmail(fetchCtx, r, &e, body, fetch, &room)
 	if err != nil {
@@ -67,11 +64,8 @@ func (s *Server) resendSendBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	acct := keyFrom(r.Context()).AccountID
-	fetch, release := s.meteredFetcher(acct)
-	defer release()
-	fetchCtx, cancel := context.WithTimeout(r.Context(), s.attachmentFetchTimeout())
-	defer cancel()
+	fetch, fetchCtx, done := s.attachmentFetching(r)
+	defer done()
 	room := mailroom.MaxBatchContentBytes
 	items := make([]send.BatchItem, len(raws))
 	for i, raw := range raws {
@@ -122,6 +116,16 @@ func (s *Server) translateEmail(fetchCtx context.Context, r *http.Request, e *re
 	resume := pauseBudget(r)
 	defer resume()
 	return e.SendRequest(fetchCtx, resend.Translation{Now: s.now(), Fetch: fetch, FetchRoom: room}, raw)
+}
+
+// attachmentFetching is what one request's attachment paths are fetched
+// with: the metered fetcher (meteredFetcher) and the context whose
+// deadline all its fetches share (translateEmail). done releases both
+// once the request is answered.
+func (s *Server) attachmentFetching(r *http.Request) (resend.Fetcher, context.Context, func()) {
+	fetch, release := s.meteredFetcher(keyFrom(r.Context()).AccountID)
+	ctx, cancel := context.WithTimeout(r.Context(), s.attachmentFetchTimeout())
+	return fetch, ctx, func() { cancel(); release() }
 }
 
 // meteredFetcher is the server's fetcher with what it fetches taken from

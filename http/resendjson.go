@@ -1,13 +1,10 @@
 package http
 
 import (
-	"bytes"
 	"net/http"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/mailroom/mailroom"
 )
 
 // resendJSON reads bodies on Resend's routes as leniently as Resend
@@ -29,16 +26,12 @@ func decodeResendJSON(r *http.Request, dst any) error {
 	if err != nil {
 		return err
 	}
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body), resendJSON)
-	if dec.PeekKind() != '{' {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return jsonError(err)
-		}
-		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "The body must be a JSON object, not %s.", kindName(v.Kind()))
-	}
-	if err := jsonv2.UnmarshalDecode(dec, dst); err != nil {
-		return jsonError(err)
-	}
-	return endOfBody(dec)
+	return unmarshalObject(body, dst, resendJSON, "The body")
+}
+
+// unmarshalResendObject decodes one JSON object, a body or a batch's
+// email, under resendJSON's rules: the bytes are kept by the caller, whose
+// digest stands for the request (resend.Email.SendRequest).
+func unmarshalResendObject(body []byte, dst any) error {
+	return unmarshalObject(body, dst, resendJSON, "An email")
 }

@@ -4,31 +4,11 @@ import (
 	"bytes"
 	"net/http"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/resend"
 )
-
-// unmarshalResendObject decodes one JSON object, a body or a batch's
-// email, under resendJSON's rules, as decodeResendJSON does: the bytes
-// are kept by the caller, whose digest stands for the request
-// (resend.Email.SendRequest).
-func unmarshalResendObject(body []byte, dst any) error {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(body), resendJSON)
-	if dec.PeekKind() != '{' {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return jsonError(err)
-		}
-		return mailroom.Errorf(mailroom.ECodeInvalidJSON, "An email must be a JSON object, not %s.", kindName(v.Kind()))
-	}
-	if err := jsonv2.UnmarshalDecode(dec, dst); err != nil {
-		return jsonError(err)
-	}
-	return endOfBody(dec)
-}
 
 // decodeResendBatch reads the body of Resend's POST /emails/batch, a JSON
 // array of emails, as decodeBatch reads /v1's: each item's text as it is,
