@@ -143,6 +143,9 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 	}
 
 	now := d.Now().UTC()
+	if simulated {
+		d.simulatedRetry(results, now)
+	}
 	for _, res := range results {
 		// The transport found the domain's site: claims now count and
 		// skip the domain with it.

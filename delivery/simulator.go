@@ -31,19 +31,24 @@ func isSimulated(group []*mailroom.QueuedRecipient) bool {
 	return ok
 }
 
-// simulate is the Transport's results for a group at the test domain. A
-// deferral retries after the schedule's first delay exactly
-// (--retry-min-delay), without its jitter, so that a test knows when.
+// simulate is the Transport's results for a group at the test domain.
 func (d *Deliverer) simulate(group []*mailroom.QueuedRecipient) []mailroom.RecipientResult {
-	now := d.Now().UTC()
 	out := make([]mailroom.RecipientResult, len(group))
 	for i, q := range group {
 		out[i] = mailroom.SimulatedResult(q.Address, q.Attempts)
-		if out[i].Outcome == mailroom.Deferred {
-			out[i].RetryAt = now.Add(d.Retry.MinDelay)
-		}
 	}
 	return out
+}
+
+// simulatedRetry sets when the deferrals among results, made at now, are
+// retried: after the schedule's first delay exactly (--retry-min-delay),
+// without its jitter, so that a test knows when.
+func (d *Deliverer) simulatedRetry(results []mailroom.RecipientResult, now time.Time) {
+	for i := range results {
+		if results[i].Outcome == mailroom.Deferred {
+			results[i].RetryAt = now.Add(d.Retry.MinDelay)
+		}
+	}
 }
 
 // unsuppressed drops, from the attempts of test addresses, the suppression
