@@ -1,14 +1,20 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/emersion/go-msgauth/dkim"
 	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/mailroom/mailroom"
 
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/poll"
@@ -283,4 +289,63 @@ func TestSimulatorAddressesInRelayMode(t *testing.T) {
 		t.Errorf("the relay got %+v, want ann's message alone", got)
 	}
 	noSuppressions(t, c, key)
+}
+
+// In --dev, where mail is captured rather than sent, test addresses are
+// settled as in the other modes; their messages are signed like any (the
+// log's raw bytes), and the delivery metrics count their outcomes as real
+// ones.
+func TestSimulatorAddressesInDevMode(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "mailroom-data"), "--dev")
+	ids := map[string]string{}
+	for _, addr := range []string{"bounced+dev@simulator.invalid", "complained+dev@simulator.invalid", "ann@example.com"} {
+		r := s.client.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: s.devKey, Body: map[string]any{
+			"from": "orders@mailroom.test", "to": addr, "subject": "Dev", "text": "Hi"}})
+		if r.Status != 200 {
+			t.Fatalf("send to %s: %d %s", addr, r.Status, r.Body)
+		}
+		ids[addr] = r.Str("messageId")
+	}
+	for addr, want := range map[string]string{
+		"bounced+dev@simulator.invalid": "bounced", "complained+dev@simulator.invalid": "complained", "ann@example.com": "delivered",
+	} {
+		poll.Until(t, 30*time.Second, addr+" is "+want, func() bool {
+			m := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + ids[addr], Key: s.devKey}).Map()
+			rcpts, _ := m["recipients"].([]any)
+			return len(rcpts) == 1 && rcpts[0].(map[string]any)["status"] == want
+		})
+	}
+	// A test address's message is composed and signed like any: the log
+	// shows its signed bytes, whose signature verifies against the
+	// sandbox domain's published key, as ann's does.
+	dom := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/domains/mailroom.test", Key: s.devKey})
+	var d struct {
+		Records []mailroom.DNSRecord `json:"records"`
+	}
+	if err := json.Unmarshal(dom.Body, &d); err != nil {
+		t.Fatalf("domain: %v %s", err, dom.Body)
+	}
+	lookup := func(name string) ([]string, error) {
+		for _, rec := range d.Records {
+			if rec.Type == "TXT" && strings.EqualFold(strings.TrimSuffix(rec.Name, "."), strings.TrimSuffix(name, ".")) {
+				return []string{rec.Value}, nil
+			}
+		}
+		return nil, fmt.Errorf("no TXT record at %s", name)
+	}
+	for _, addr := range []string{"ann@example.com", "bounced+dev@simulator.invalid"} {
+		raw := s.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + ids[addr] + "/raw", Key: s.devKey})
+		if raw.Status != 200 || !strings.Contains(string(raw.Body), addr) {
+			t.Fatalf("the message to %s: %d %.80s", addr, raw.Status, raw.Body)
+		}
+		vs, err := dkim.VerifyWithOptions(bytes.NewReader(raw.Body), &dkim.VerifyOptions{LookupTXT: lookup})
+		if err != nil || len(vs) != 1 || vs[0].Err != nil || vs[0].Domain != "mailroom.test" {
+			t.Errorf("the signature of the message to %s: %v %+v", addr, err, vs)
+		}
+	}
+	if m := s.metrics(t); !strings.Contains(m, `mailroom_delivery_attempts_total{outcome="delivered"} 2`) ||
+		!strings.Contains(m, `mailroom_delivery_attempts_total{outcome="bounced"} 1`) {
+		t.Errorf("delivery metrics:\n%s", grepLines(m, "mailroom_delivery_attempts_total"))
+	}
+	noSuppressions(t, s.client, s.devKey)
 }
