@@ -15,7 +15,6 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/mailroom/mailroom"
-
 	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtp/smtptest"
