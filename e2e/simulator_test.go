@@ -187,6 +187,9 @@ func TestSimulatorAddressesInMXMode(t *testing.T) {
 				if q.Type == "email.bounced" && (q.Data["bounceType"] != "hard" || q.Data["smtpCode"] != float64(550)) {
 					t.Errorf("%s: email.bounced data %v, want a hard 550", cs.addr, q.Data)
 				}
+				if (q.Type == "email.delivered" || q.Type == "email.bounced") && q.Data["mx"] != "simulator.invalid" {
+					t.Errorf("%s: %s names mx %v, want simulator.invalid", cs.addr, q.Type, q.Data["mx"])
+				}
 				if q.Type == "email.complained" && q.Data["async"] != true {
 					t.Errorf("%s: email.complained data %v, want async", cs.addr, q.Data)
 				}
