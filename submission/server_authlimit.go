@@ -27,7 +27,8 @@ const authSweepInterval = time.Minute
 // delay only makes a guessing client, and its logs, slow and visible.
 //
 // The debt below zero is capped at burst failures, so that an address
-// whose failures stop is whole again within 2·burst intervals however long
+// whose failures stop is answered without delay again within burst+1
+// intervals (a minute by default), and whole within 2·burst, however long
 // it failed before.
 type authLimiter struct {
 	burst      int
@@ -83,7 +84,7 @@ func (l *authLimiter) failed(client string) {
 	// is the point: the reservation itself is not waited on. Beyond the
 	// cap the delay is maxDelay already, and a deeper debt would only
 	// keep the address slowed longer after its failures stop.
-	if lim.TokensAt(now) > -float64(l.burst) {
+	if lim.TokensAt(now) >= 1-float64(l.burst) {
 		lim.ReserveN(now, 1)
 	}
 	l.sweep(now)

@@ -42,6 +42,17 @@ func TestAuthLimiterDelays(t *testing.T) {
 		t.Errorf("delayed %v once the capped debt is paid", d)
 	}
 
+	// However long and fast an address failed, a minute after its last
+	// failure it is answered at once.
+	for range 30 {
+		l.failed("c")
+		advance(time.Second)
+	}
+	advance(59 * time.Second)
+	if d := l.delay("c"); d != 0 {
+		t.Errorf("delayed %v a minute after the last of many failures", d)
+	}
+
 	// Whole again after long enough, and then forgotten at a sweep.
 	advance(time.Hour)
 	l.failed("b")
