@@ -22,8 +22,9 @@ var (
 	errCredentialsInvalid = smtpserver.Reply(535, gosmtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
 	// 454 4.7.0: temporary authentication failure.
 	errAuthTemporary = smtpserver.ServiceFailure(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
-	// 421 4.7.0, and the connection is closed (RFC 5321 §3.8): the server
-	// shut down during a login's delay.
+	// 421 4.3.2 (RFC 3463 §3.4 "system not accepting network messages"),
+	// and the connection is closed (RFC 5321 §3.8): the server shut down
+	// during a login's delay.
 	errShuttingDown = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 2}, "Service shutting down, try again later")
 )
 
