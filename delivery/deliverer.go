@@ -33,6 +33,10 @@ type Deliverer struct {
 	Now         func() time.Time
 	Log         *slog.Logger
 	Retry       mailroom.RetryPolicy
+	// Reports applies the complaint a test address (complained@
+	// simulator.invalid) brings after its delivery, as package inbound
+	// applies a feedback loop's; nil: no complaint is simulated.
+	Reports mailroom.ReportStore
 
 	// Node is this node's id, recorded with its claims.
 	Node string

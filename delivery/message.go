@@ -112,7 +112,13 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 
 	ctx, cancel := context.WithDeadline(w.exchanges, deadline)
 	start := time.Now()
-	results := d.Transport.Deliver(ctx, delivery)
+	var results []mailroom.RecipientResult
+	simulated := isSimulated(group)
+	if simulated {
+		results = d.simulate(group)
+	} else {
+		results = d.Transport.Deliver(ctx, delivery)
+	}
 	exchange := time.Since(start)
 	cancel()
 	// The node began to drain, or lost its storage, while the delivery
@@ -137,6 +143,9 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 	}
 
 	now := d.Now().UTC()
+	if simulated {
+		d.simulatedRetry(results, now)
+	}
 	for _, res := range results {
 		// The transport found the domain's site: claims now count and
 		// skip the domain with it.
@@ -157,7 +166,12 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 		}
 	}
 	d.observeDeferrals(attempts)
-	w.record(first.MessageID, attempts)
+	if simulated {
+		unsuppressed(attempts)
+	}
+	if w.record(first.MessageID, attempts) && simulated {
+		w.complainSimulated(attempts)
+	}
 }
 
 // record stores outcomes. The exchange happened: an outcome that is lost
@@ -165,12 +179,15 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 // while (see persist). If it still fails, the claim stays until its node is
 // found dead or its lease ends, and the recipients are delivered again: at
 // least once, never lost.
-func (w *work) record(messageID string, attempts []*mailroom.Attempt) {
+//
+// It reports whether the outcomes were written.
+func (w *work) record(messageID string, attempts []*mailroom.Attempt) bool {
 	err := w.persist(func(ctx context.Context) error { return w.d.Store.RecordAttempts(ctx, attempts) })
 	if err != nil {
 		w.d.Log.Error("could not record delivery outcomes; the recipients will be delivered again",
 			"message_id", messageID, "err", err)
 	}
+	return err == nil
 }
 
 // handBack releases recipients whose exchange never started, due at dueAt,

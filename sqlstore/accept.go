@@ -183,7 +183,10 @@ func (b *acceptBatch) settle(suppressed suppressionReasons) {
 		for j, r := range m.Recipients {
 			r.MessageID, r.Status, r.NextAttemptAt = m.ID, firstState, m.ScheduledAt
 			b.events[i][j].Type = firstEvent
-			if suppressed.stops(m.AccountID, r.Address, m.Category) {
+			// A test address suppressed@simulator.invalid is settled as
+			// a listed address is, with no entry (docs/api.md "Test
+			// addresses").
+			if suppressed.stops(m.AccountID, r.Address, m.Category) || mailroom.SimulatedSuppressed(r.Address) {
 				r.Status, r.NextAttemptAt = mailroom.RecipientSuppressed, nil
 				b.events[i][j].Type = mailroom.EventEmailSuppressed
 			}

@@ -23,11 +23,17 @@ const (
 	// (RFC 5321 §4.5.3.1.10) and EHLO advertises LIMITS RCPTMAX=50
 	// (RFC 9422).
 	DefaultMaxRecipients = 50
-	// DefaultAuthFailureBurst and DefaultAuthFailureInterval rate-limit
-	// failed AUTH attempts per client address: 5 at once, then one each
-	// 10 seconds (see authLimiter).
+	// DefaultAuthFailureBurst and DefaultAuthFailureInterval count
+	// failed AUTH attempts per client address: 5 are free, then the
+	// budget grows back by one each 10 seconds (see authLimiter).
 	DefaultAuthFailureBurst    = 5
 	DefaultAuthFailureInterval = 10 * time.Second
+	// DefaultAuthFirstDelay and DefaultAuthMaxDelay: an AUTH from an
+	// address past its budget is answered after DefaultAuthFirstDelay,
+	// doubling with each further failure up to DefaultAuthMaxDelay
+	// (docs/api.md "SMTP submission"), and still checked.
+	DefaultAuthFirstDelay = 500 * time.Millisecond
+	DefaultAuthMaxDelay   = 5 * time.Second
 )
 
 // ErrServerClosed is what Serve and ServeTLS return after Shutdown or
@@ -61,10 +67,18 @@ type Server struct {
 	// the largest message taken is MaxBytes-1 octets. MaxRecipients
 	// defaults to DefaultMaxRecipients.
 	smtpserver.Config
-	// AuthFailureBurst and AuthFailureInterval limit failed logins per
-	// client address (DefaultAuthFailureBurst, DefaultAuthFailureInterval).
+	// AuthFailureBurst and AuthFailureInterval count failed logins per
+	// client address (DefaultAuthFailureBurst, DefaultAuthFailureInterval);
+	// past them each AUTH waits from AuthFirstDelay up to AuthMaxDelay
+	// (DefaultAuthFirstDelay, DefaultAuthMaxDelay) before it is checked.
 	AuthFailureBurst    int
 	AuthFailureInterval time.Duration
+	AuthFirstDelay      time.Duration
+	AuthMaxDelay        time.Duration
+	// Sleep waits d or until ctx ends, whichever is first, returning ctx's
+	// error then: the wait of a delayed login. Tests set it to see the
+	// delays; the default is a timer. ctx ends when the server shuts down.
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Memory is the node's memory budget for requests in flight, the one
 	// the HTTPS API takes from (docs/api.md "Limits", "Memory"): a
 	// message reserves MessageExpansion bytes per byte, under its
@@ -125,7 +139,14 @@ func (s *Server) setup() smtpserver.Setup {
 	if every <= 0 {
 		every = DefaultAuthFailureInterval
 	}
-	s.auth = newAuthLimiter(burst, every, s.now)
+	first, most := s.AuthFirstDelay, s.AuthMaxDelay
+	if first <= 0 {
+		first = DefaultAuthFirstDelay
+	}
+	if most <= 0 {
+		most = DefaultAuthMaxDelay
+	}
+	s.auth = newAuthLimiter(burst, every, min(first, most), most, s.now)
 	return smtpserver.Setup{
 		Config:   s.Config,
 		Role:     "submission",
@@ -152,4 +173,19 @@ func (s *Server) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
+}
+
+// sleep is the wait of a delayed login (Server.Sleep).
+func (s *Server) sleep(ctx context.Context, d time.Duration) error {
+	if s.Sleep != nil {
+		return s.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -22,8 +22,10 @@ var (
 	errCredentialsInvalid = smtpserver.Reply(535, gosmtp.EnhancedCode{5, 7, 8}, "Authentication credentials invalid")
 	// 454 4.7.0: temporary authentication failure.
 	errAuthTemporary = smtpserver.ServiceFailure(454, gosmtp.EnhancedCode{4, 7, 0}, "Temporary authentication failure, try again later")
-	// 421 4.7.0, and the connection is closed (RFC 5321 §3.8).
-	errTooManyFailures = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 7, 0}, "Too many failed authentication attempts from your address, try again later")
+	// 421 4.3.2 (RFC 3463 §3.4 "system not accepting network messages"),
+	// and the connection is closed (RFC 5321 §3.8): the server shut down
+	// during a login's delay.
+	errShuttingDown = smtpserver.Reply(421, gosmtp.EnhancedCode{4, 3, 2}, "Service shutting down, try again later")
 )
 
 // AuthMechanisms offers PLAIN (RFC 4616) and LOGIN (the de-facto
@@ -37,18 +39,12 @@ func (x *session) AuthMechanisms() []string {
 }
 
 // Auth starts a login. go-smtp has decoded the initial response, if any,
-// but nothing of it is looked at before TLS nor from an address over its
-// budget of failures.
+// but nothing of it is looked at before TLS.
 func (x *session) Auth(mech string) (sasl.Server, error) {
 	s := x.s
 	if _, ok := x.Conn.TLSConnectionState(); !ok {
 		s.base.Observe(OutcomeAuthNoTLS)
 		return nil, errEncryptionRequired
-	}
-	if !s.auth.allowed(x.client) {
-		s.base.Observe(OutcomeAuthLimited)
-		s.base.Log().Info("submission login refused: too many failures from the address", "remote", x.Remote)
-		return nil, x.closeWith(errTooManyFailures)
 	}
 	switch mech {
 	case sasl.Plain:
@@ -60,9 +56,22 @@ func (x *session) Auth(mech string) (sasl.Server, error) {
 }
 
 // login checks the password (the API key) of a login; any user name is
-// taken, since the key names its account.
+// taken, since the key names its account. From an address past its budget
+// of failures it first waits (authLimiter.delay), then checks all the
+// same, so that a right key always logs in.
 func (x *session) login(password string) error {
 	s := x.s
+	if d := s.auth.delay(x.client); d > 0 {
+		s.base.Observe(OutcomeAuthLimited)
+		s.base.Log().Info("submission login delayed: too many failures from the address", "remote", x.Remote, "delay", d)
+		// The wait is on the connection's own goroutine, which the
+		// connection caps already bound; no timer outlives it. It ends
+		// early when the server shuts down (its context), and the
+		// connection is then closed.
+		if err := s.sleep(s.base.Context(), d); err != nil {
+			return x.closeWith(errShuttingDown)
+		}
+	}
 	ctx, cancel := s.base.HandlerContext()
 	defer cancel()
 	key, err := s.Handler.Authenticate(ctx, password)

@@ -1,6 +1,7 @@
 package submission
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -11,39 +12,62 @@ import (
 // budget is whole again.
 const authSweepInterval = time.Minute
 
-// authLimiter limits failed logins per client address (IPv4 address, IPv6
-// /64), so that the port is no oracle for guessing keys: a token bucket of
-// burst failures, refilled one per interval.
+// authLimiter counts failed logins per client address (IPv4 address, IPv6
+// /64) in a token bucket of burst failures, refilled one per interval, and
+// says how long the next login from an address waits before it is checked.
 //
-// An AUTH is let in when its address has a whole token left, without
-// taking it; only a failure takes one, so successful logins are never
-// limited, however many connections log in at once. Failures in flight
-// together may drive the bucket below zero: the debt is paid in time
-// before the next attempt is let in, so over time an address gets no more
-// than one guess per interval whatever its concurrency. An attempt let in
-// never has its credentials looked at beyond that: an address over its
-// budget is answered 421 without a check, so that a right key cannot be
-// told from a wrong one then.
+// A login never costs a token; only a failure takes one, so successful
+// logins are never slowed while the address stays within its budget. Once
+// the budget is spent, each further AUTH from the address is answered
+// after a delay that doubles with each failure beyond the budget, from
+// firstDelay to at most maxDelay, and its credentials are STILL checked
+// (docs/api.md "SMTP submission"): a key secret is 256 bits and cannot be
+// guessed at any rate, and refusing a right key behind a NAT would let one
+// misconfigured worker lock out every process sharing its address. The
+// delay only makes a guessing client, and its logs, slow and visible.
+//
+// The debt below zero is capped at burst failures, so that an address
+// whose failures stop is answered without delay again within burst+1
+// intervals (a minute by default), and whole within 2·burst, however long
+// it failed before.
 type authLimiter struct {
-	burst int
-	every time.Duration
-	now   func() time.Time
+	burst      int
+	every      time.Duration
+	firstDelay time.Duration
+	maxDelay   time.Duration
+	now        func() time.Time
 
 	mu        sync.Mutex
 	addrs     map[string]*rate.Limiter
 	lastSweep time.Time
 }
 
-func newAuthLimiter(burst int, every time.Duration, now func() time.Time) *authLimiter {
-	return &authLimiter{burst: burst, every: every, now: now, addrs: map[string]*rate.Limiter{}}
+func newAuthLimiter(burst int, every, firstDelay, maxDelay time.Duration, now func() time.Time) *authLimiter {
+	return &authLimiter{burst: burst, every: every, firstDelay: firstDelay, maxDelay: maxDelay,
+		now: now, addrs: map[string]*rate.Limiter{}}
 }
 
-// allowed says whether client may try to log in now.
-func (l *authLimiter) allowed(client string) bool {
+// delay is how long a login from client waits before its credentials are
+// checked: 0 within the budget; beyond it firstDelay, doubling with each
+// failure over the budget still remembered, up to maxDelay.
+func (l *authLimiter) delay(client string) time.Duration {
 	l.mu.Lock()
 	lim := l.addrs[client]
 	l.mu.Unlock()
-	return lim == nil || lim.TokensAt(l.now()) >= 1
+	if lim == nil {
+		return 0
+	}
+	tokens := lim.TokensAt(l.now())
+	if tokens >= 1 {
+		return 0
+	}
+	// over is 1 once the budget is spent, 2 after one more failure, …
+	over := int(math.Ceil(1 - tokens))
+	d := l.firstDelay
+	for i := 1; i < over && d < l.maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, l.maxDelay)
 }
 
 // failed charges client for a failed login.
@@ -57,8 +81,12 @@ func (l *authLimiter) failed(client string) {
 		l.addrs[client] = lim
 	}
 	// ReserveN always succeeds for one token and may leave a debt, which
-	// is the point: the reservation itself is not waited on.
-	lim.ReserveN(now, 1)
+	// is the point: the reservation itself is not waited on. Beyond the
+	// cap the delay is maxDelay already, and a deeper debt would only
+	// keep the address slowed longer after its failures stop.
+	if lim.TokensAt(now) >= 1-float64(l.burst) {
+		lim.ReserveN(now, 1)
+	}
 	l.sweep(now)
 }
 

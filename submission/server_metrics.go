@@ -31,7 +31,8 @@ const (
 	// OutcomeAuthUnavailable: the key could not be checked (454 4.7.0).
 	OutcomeAuthUnavailable = "auth_unavailable"
 	// OutcomeAuthLimited: AUTH from an address over its budget of
-	// failures, answered 421 4.7.0 without looking at the credentials.
+	// failures, answered after a delay; its credentials are still checked
+	// and counted as well (auth_ok or auth_failed).
 	OutcomeAuthLimited = "auth_limited"
 	// OutcomeAuthNoTLS: AUTH before TLS (538 5.7.11).
 	OutcomeAuthNoTLS = "auth_no_tls"

@@ -141,7 +141,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, 
 	signer := &delivery.Signer{Store: store, Domains: domains, Composer: compose.Composer{}}
 	const batch = 50
 	deliverer := &delivery.Deliverer{
-		Store: store, Signer: signer, Transport: transport, Now: time.Now, Log: log, Node: nodeID,
+		Store: store, Signer: signer, Transport: transport, Reports: store, Now: time.Now, Log: log, Node: nodeID,
 		Retry: mailroom.RetryPolicy{MinDelay: f.retryMinDelay, MaxDelay: 2 * time.Hour, Window: f.retryWindow,
 			GreylistRetry: f.greylistRetry},
 		Lease: f.lease, Batch: batch, MaxMessages: f.workers * batch, PerDestination: max(1, f.workers*batch/2),

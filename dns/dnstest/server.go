@@ -34,6 +34,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	names map[string]*entry
+	// queried is every name asked, in order, lower-cased and fully
+	// qualified (Queried).
+	queried []string
 }
 
 // entry holds everything known at one name.
@@ -120,6 +123,15 @@ func (s *Server) Close() {
 	for _, srv := range s.servers {
 		_ = srv.Shutdown()
 	}
+}
+
+// Queried is every name the server was asked about so far, in order,
+// lower-cased and fully qualified ("mx.example.net."): a test that must
+// see no lookup of a name checks it here.
+func (s *Server) Queried() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.queried...)
 }
 
 // Addr is the host:port of the server, for UDP and TCP alike.
@@ -228,6 +240,9 @@ func (s *Server) serve(w mdns.ResponseWriter, req *mdns.Msg) {
 		return
 	}
 	q := req.Question[0]
+	s.mu.Lock()
+	s.queried = append(s.queried, strings.ToLower(q.Name))
+	s.mu.Unlock()
 	m := new(mdns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true

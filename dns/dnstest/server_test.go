@@ -166,3 +166,15 @@ func TestNewServesUntilClose(t *testing.T) {
 		t.Fatal("answered after Close")
 	}
 }
+
+// TestServerRecordsTheNamesAsked: every question is kept, answered or not,
+// so that a test can say a name was never looked up.
+func TestServerRecordsTheNamesAsked(t *testing.T) {
+	srv := dnstest.Start(t)
+	srv.SetA("mail.example.net", "192.0.2.1")
+	ask(t, srv, "udp", "Mail.Example.Net", mdns.TypeA)
+	ask(t, srv, "tcp", "nothing.invalid", mdns.TypeMX)
+	if got := strings.Join(srv.Queried(), " "); got != "mail.example.net. nothing.invalid." {
+		t.Errorf("Queried() = %q", got)
+	}
+}
