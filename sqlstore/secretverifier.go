@@ -1,0 +1,62 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// MigrationLock takes the lock under which the store's migrations are
+// applied (a file lock beside the SQLite file, PostgreSQL's advisory lock
+// that goose takes) and returns its release. The engine that opened the
+// store sets it with SetMigrationLock.
+type MigrationLock func(ctx context.Context) (unlock func(), err error)
+
+// SetMigrationLock gives the store its engine's migration lock, which
+// EnsureSecretVerifier takes.
+func (s *Store) SetMigrationLock(lock MigrationLock) { s.migrationLock = lock }
+
+// EnsureSecretVerifier stores v as the store's verifier of the secret key
+// when it holds none (a new store, or one from before migration 00024),
+// and returns the verifier the store holds afterwards: v itself if written
+// is true, else the one found, which the caller compares with its own
+// (sealer.Verifies) before it touches sealed data.
+//
+// It runs under the migration lock, after the migrations (docs/api.md
+// "One secret key per store"), and writes only if no row is there: of two
+// nodes starting at once on a new store with different keys, one writes
+// its verifier and the other reads it back and refuses to start; they can
+// never both go on, each believing its own key is the store's.
+func (s *Store) EnsureSecretVerifier(ctx context.Context, v []byte) (stored []byte, written bool, err error) {
+	if s.migrationLock != nil {
+		unlock, err := s.migrationLock(ctx)
+		if err != nil {
+			return nil, false, s.wrap(err, "take the migration lock")
+		}
+		defer unlock()
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		// ON CONFLICT DO NOTHING as well as the lock: a store opened by
+		// hand, without its engine's lock, still gets one verifier only.
+		res, err := tx.ExecContext(ctx, `INSERT INTO secret_verifier (id, verifier, created_at)
+			VALUES (1, $1, `+s.dialect.SQL.NowMicros+`) ON CONFLICT (id) DO NOTHING`, v)
+		if err != nil {
+			return s.wrap(err, "write the secret-key verifier")
+		}
+		n, _ := res.RowsAffected()
+		written = n == 1
+		return s.wrap(tx.QueryRowContext(ctx, `SELECT verifier FROM secret_verifier WHERE id = 1`).Scan(&stored), "read the secret-key verifier")
+	})
+	return stored, written, err
+}
+
+// SecretVerifier returns the store's verifier of the secret key, or nil
+// when none was written yet (no node of this version has started on it).
+func (s *Store) SecretVerifier(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := s.read.QueryRowContext(ctx, `SELECT verifier FROM secret_verifier WHERE id = 1`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return v, s.wrap(err, "read the secret-key verifier")
+}
