@@ -17,12 +17,14 @@ import (
 )
 
 // secretKeyOf is a --secret-key value: 32 bytes of b.
-func secretKeyOf(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)) }
+func secretKeyOf(b byte) string {
+	return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32))
+}
 
 // refusedStart runs `mailroom serve` with args, which must refuse to start:
-// it returns the exit error and stderr, and fails the test if the node is
+// it returns its stderr and exit error, and fails the test if the node is
 // still running after a minute (it started).
-func refusedStart(t *testing.T, dataDir string, args ...string) (error, string) {
+func refusedStart(t *testing.T, dataDir string, args ...string) (stderrText string, exitErr error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -36,7 +38,7 @@ func refusedStart(t *testing.T, dataDir string, args ...string) (error, string) 
 	if strings.Contains(stdout.String(), "Mailroom is serving") {
 		t.Fatalf("mailroom serve started:\n%s", stdout.String())
 	}
-	return err, stderr.String()
+	return stderr.String(), err
 }
 
 // A second PostgreSQL node given another secret key refuses to start and
@@ -49,7 +51,7 @@ func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	storage := []string{"--database-url", dbURL, "--hostname", "mail.example.net"}
 	first := startServer(t, filepath.Join(work, "a"), append(storage, "--secret-key", secretKeyOf(1))...)
 
-	err, stderr := refusedStart(t, filepath.Join(work, "b"), append(storage, "--secret-key", secretKeyOf(2))...)
+	stderr, err := refusedStart(t, filepath.Join(work, "b"), append(storage, "--secret-key", secretKeyOf(2))...)
 	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
 		t.Fatalf("a node with another key: exit %v, stderr:\n%s", err, stderr)
 	}
@@ -58,7 +60,7 @@ func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	}
 	// Without --secret-key, a node makes a key of its own in its data
 	// directory: refused too, and the wrong key is not left there.
-	err, stderr = refusedStart(t, filepath.Join(work, "c"), storage...)
+	stderr, err = refusedStart(t, filepath.Join(work, "c"), storage...)
 	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
 		t.Fatalf("a node with a key of its own: exit %v, stderr:\n%s", err, stderr)
 	}
@@ -83,7 +85,7 @@ func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	if err := db.QueryRow(`SELECT count(*) FROM secret_verifier`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("verifiers after a store from before started: %d, %v", n, err)
 	}
-	err, stderr = refusedStart(t, filepath.Join(work, "f"), append(storage, "--secret-key", secretKeyOf(1))...)
+	stderr, err = refusedStart(t, filepath.Join(work, "f"), append(storage, "--secret-key", secretKeyOf(1))...)
 	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
 		t.Fatalf("a node with the key from before the verifier: exit %v, stderr:\n%s", err, stderr)
 	}
@@ -107,7 +109,7 @@ func TestSecretKeyFileChangedIsRefused(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(secretKeyOf(7)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err, stderr := refusedStart(t, dataDir, "--hostname", "mail.example.net")
+	stderr, err := refusedStart(t, dataDir, "--hostname", "mail.example.net")
 	if err == nil || !strings.Contains(stderr, "not the one this store was started with") {
 		t.Fatalf("a changed key file: exit %v, stderr:\n%s", err, stderr)
 	}
@@ -115,7 +117,7 @@ func TestSecretKeyFileChangedIsRefused(t *testing.T) {
 	if err := os.Remove(keyFile); err != nil {
 		t.Fatal(err)
 	}
-	err, stderr = refusedStart(t, dataDir, "--hostname", "mail.example.net")
+	stderr, err = refusedStart(t, dataDir, "--hostname", "mail.example.net")
 	if err == nil || !strings.Contains(stderr, "put back the secret.key") {
 		t.Fatalf("a lost key file: exit %v, stderr:\n%s", err, stderr)
 	}
