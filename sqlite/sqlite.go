@@ -64,6 +64,14 @@ func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("create data directory: %w", err)
 		}
+	}
+	return openFile(ctx, path, create)
+}
+
+// openFile is open for the database file at path (restore opens the copy
+// it is about to put in place).
+func openFile(ctx context.Context, path string, create bool) (*sqlstore.Store, []int64, error) {
+	if create {
 		// Create the file owner-only before SQLite does (it would use the
 		// umask, often 0644); its -wal and -shm files copy these permissions.
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
@@ -72,7 +80,7 @@ func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []
 		}
 		f.Close()
 	} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dataDir)
+		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, filepath.Dir(path))
 	} else if err != nil {
 		return nil, nil, err
 	}
