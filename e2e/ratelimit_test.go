@@ -110,8 +110,9 @@ func TestRateLimitAcrossTwoNodes(t *testing.T) {
 
 	var a, b *server
 	var wg sync.WaitGroup
-	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL, "--secret-key", secretKeyOf(1)) })
-	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL, "--secret-key", secretKeyOf(1)) })
+	shared := []string{"--database-url", dbURL, "--secret-key", secretKeyOf(1)}
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), shared...) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), shared...) })
 	wg.Wait()
 	if t.Failed() {
 		return

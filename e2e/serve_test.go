@@ -155,8 +155,9 @@ func TestTwoNodesSharePostgres(t *testing.T) {
 	work := t.TempDir()
 	var a, b *server
 	var wg sync.WaitGroup
-	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL, "--secret-key", secretKeyOf(1)) })
-	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL, "--secret-key", secretKeyOf(1)) })
+	shared := []string{"--database-url", dbURL, "--secret-key", secretKeyOf(1)}
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), shared...) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), shared...) })
 	wg.Wait()
 	if t.Failed() {
 		return
