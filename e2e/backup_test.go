@@ -110,7 +110,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	if !strings.Contains(out, "Restored") || !strings.Contains(out, "is the store's") {
 		t.Errorf("restore said:\n%s", out)
 	}
-	again := startServer(t, restored, append(w.flags(), "--data-dir", restored)...)
+	again := startServer(t, restored, w.flags()...)
 	if !poll.Within(30*time.Second, func() bool { return len(w.mx.Messages()) > received }) {
 		t.Fatal("the restored node delivered nothing of what was queued")
 	}

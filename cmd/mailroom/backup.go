@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -42,8 +43,12 @@ func backupCommand(ctx context.Context, c *command, args []string, stdout, stder
 		return fmt.Errorf("backup: %w", err)
 	}
 	fmt.Fprintf(stdout, "Backed up %s to %s (%s, in %s).\n", sf.describe(), out, byteSize(size), time.Since(start).Round(time.Millisecond))
-	fmt.Fprintf(stdout, "The secret key is not in it: keep %s (or your --secret-key) apart from the backup; restore needs it.\n",
-		filepath.Join(sf.dataDir, sealer.KeyFileName))
+	keyFile := filepath.Join(sf.dataDir, sealer.KeyFileName)
+	if _, err := os.Stat(keyFile); err == nil {
+		fmt.Fprintf(stdout, "The secret key is not in it: keep %s (or your --secret-key) apart from the backup; restore needs it.\n", keyFile)
+	} else {
+		fmt.Fprintln(stdout, "The secret key is not in it: keep the store's --secret-key apart from the backup; restore needs it.")
+	}
 	return nil
 }
 
