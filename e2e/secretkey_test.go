@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom/mailroom/apitest"
 	"github.com/mailroom/mailroom/storetest"
 )
 
@@ -44,12 +45,18 @@ func refusedStart(t *testing.T, dataDir string, args ...string) (stderrText stri
 // A second PostgreSQL node given another secret key refuses to start and
 // says that every node of a store needs the same key; one given the same
 // key starts beside the first; a store from before (no verifier) is given
-// the verifier of the key of its first start, and holds later nodes to it.
+// the verifier of the first key to start on it that opens the DKIM keys it
+// holds, and holds later nodes to it.
 func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	dbURL := storetest.NewPostgresDatabase(t)
 	work := t.TempDir()
 	storage := []string{"--database-url", dbURL, "--hostname", "mail.example.net"}
 	first := startServer(t, filepath.Join(work, "a"), append(storage, "--secret-key", secretKeyOf(1))...)
+	// A domain, whose DKIM key the store holds sealed under key 1.
+	key := printedKey.FindString(cli(t, work, nil, "accounts", "create", "acme", "--database-url", dbURL))
+	if r := first.client.Do(apitest.Request{Method: "POST", Path: "/v1/domains", Key: key, Body: map[string]string{"name": "shop.example"}}); r.Status != 201 {
+		t.Fatalf("add a domain: %d %s", r.Status, r.Body)
+	}
 
 	stderr, err := refusedStart(t, filepath.Join(work, "b"), append(storage, "--secret-key", secretKeyOf(2))...)
 	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
@@ -71,7 +78,8 @@ func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	startServer(t, filepath.Join(work, "d"), append(storage, "--secret-key", secretKeyOf(1))...)
 	first.stop(syscall.SIGTERM)
 
-	// A store from before keeps no verifier: its first start writes one.
+	// A store from before keeps no verifier: its first start writes one,
+	// of a key that opens the DKIM keys it holds.
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -80,14 +88,21 @@ func TestSecretKeyOnePerPostgreSQLStore(t *testing.T) {
 	if _, err := db.Exec(`DELETE FROM secret_verifier`); err != nil {
 		t.Fatal(err)
 	}
-	startServer(t, filepath.Join(work, "e"), append(storage, "--secret-key", secretKeyOf(3))...)
+	stderr, err = refusedStart(t, filepath.Join(work, "e"), append(storage, "--secret-key", secretKeyOf(3))...)
+	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
+		t.Fatalf("a key that opens none of a store's DKIM keys: exit %v, stderr:\n%s", err, stderr)
+	}
+	startServer(t, filepath.Join(work, "f"), append(storage, "--secret-key", secretKeyOf(1))...)
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM secret_verifier`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("verifiers after a store from before started: %d, %v", n, err)
 	}
-	stderr, err = refusedStart(t, filepath.Join(work, "f"), append(storage, "--secret-key", secretKeyOf(1))...)
+	if _, err := db.Exec(`DELETE FROM domains`); err != nil { // nothing sealed left to try a key on
+		t.Fatal(err)
+	}
+	stderr, err = refusedStart(t, filepath.Join(work, "g"), append(storage, "--secret-key", secretKeyOf(3))...)
 	if err == nil || !strings.Contains(stderr, "every node of a store needs the same secret key") {
-		t.Fatalf("a node with the key from before the verifier: exit %v, stderr:\n%s", err, stderr)
+		t.Fatalf("a node with another key than the verifier's: exit %v, stderr:\n%s", err, stderr)
 	}
 }
 

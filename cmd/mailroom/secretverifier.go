@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,12 +19,21 @@ import (
 // DKIM keys and webhook secrets the store holds, and would defer every
 // message it took until its retry window ended.
 //
+// On a store from before the verifier, the key must open the DKIM keys the
+// store holds before it becomes the store's (sqlstore.EnsureSecretVerifier).
+//
 // createdKey says the key was made by this start, in the data directory:
 // on a store that already has a key, that file is removed again, so that
 // the operator puts the store's key back rather than finds a wrong one.
 func checkSecretKey(ctx context.Context, store *sqlstore.Store, seal *sealer.Sealer, sf storageFlags, createdKey bool, log *slog.Logger) error {
-	stored, written, err := store.EnsureSecretVerifier(ctx, seal.Verifier())
-	if err != nil {
+	opens := func(sealed, associatedData []byte) bool {
+		_, err := seal.Open(sealed, associatedData)
+		return err == nil
+	}
+	stored, written, err := store.EnsureSecretVerifier(ctx, seal.Verifier(), opens)
+	if errors.Is(err, sqlstore.ErrSealedUnderAnotherKey) {
+		return secretKeyMismatch(sf, createdKey)
+	} else if err != nil {
 		return fmt.Errorf("secret key: %w", err)
 	}
 	if written {
