@@ -91,3 +91,26 @@ func syncDir(dir string) {
 	d.Sync()
 	d.Close()
 }
+
+// Install gives the file at tmp, written by the caller in path's directory
+// (too large to hold in memory, such as a database copy), the name path:
+// tmp is synced, renamed over path in one step, and the directory entry
+// made durable, so that path holds the old file or the whole new one.
+func Install(tmp, path string) error {
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}

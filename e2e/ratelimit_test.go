@@ -99,9 +99,9 @@ func TestRateLimitUpdateWhileServing(t *testing.T) {
 	})
 }
 
-// Two nodes sharing PostgreSQL hold an account to its limit as a whole:
-// with requests spread over both, about the burst passes at once, not
-// twice the burst.
+// Two nodes sharing PostgreSQL (and so one secret key) hold an account to
+// its limit as a whole: with requests spread over both, about the burst
+// passes at once, not twice the burst.
 func TestRateLimitAcrossTwoNodes(t *testing.T) {
 	dbURL := postgresOrSkip(t)
 	work := t.TempDir()
@@ -110,8 +110,9 @@ func TestRateLimitAcrossTwoNodes(t *testing.T) {
 
 	var a, b *server
 	var wg sync.WaitGroup
-	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL) })
-	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL) })
+	shared := []string{"--database-url", dbURL, "--secret-key", secretKeyOf(1)}
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), shared...) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), shared...) })
 	wg.Wait()
 	if t.Failed() {
 		return

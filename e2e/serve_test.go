@@ -147,15 +147,17 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 }
 
-// Nodes sharing PostgreSQL: both start at once on an empty database (the
-// migrations run once), and a key revoked through one fails on the other.
+// Nodes sharing PostgreSQL (with the one secret key a store has): both start
+// at once on an empty database (the migrations run once, one verifier of the
+// key is written), and a key revoked through one fails on the other.
 func TestTwoNodesSharePostgres(t *testing.T) {
 	dbURL := postgresOrSkip(t)
 	work := t.TempDir()
 	var a, b *server
 	var wg sync.WaitGroup
-	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), "--database-url", dbURL) })
-	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), "--database-url", dbURL) })
+	shared := []string{"--database-url", dbURL, "--secret-key", secretKeyOf(1)}
+	wg.Go(func() { a = startServer(t, filepath.Join(work, "a"), shared...) })
+	wg.Go(func() { b = startServer(t, filepath.Join(work, "b"), shared...) })
 	wg.Wait()
 	if t.Failed() {
 		return

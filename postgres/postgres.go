@@ -48,7 +48,9 @@ func open(ctx context.Context, url string) (*sqlstore.Store, []int64, error) {
 		db.Close()
 		return nil, nil, err
 	}
-	return sqlstore.New(db, db, dialect), applied, nil
+	s := sqlstore.New(db, db, dialect)
+	s.SetMigrationLock(func(ctx context.Context) (func(), error) { return lockMigrations(ctx, db) })
+	return s, applied, nil
 }
 
 // Migrate applies the migrations the database at url lacks and returns
@@ -92,6 +94,28 @@ func migrate(ctx context.Context, db *sql.DB) ([]int64, error) {
 		}
 	}
 	return applied, nil
+}
+
+// lockMigrations takes the advisory lock goose applies migrations under
+// (lock.DefaultLockID), on a connection of its own held until the returned
+// release, so that what is done under it excludes any node migrating the
+// database. pg_advisory_lock waits in the server and returns as soon as
+// the lock is free, where goose's locker polls every 5 s.
+func lockMigrations(ctx context.Context, db *sql.DB) (unlock func(), err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", lock.DefaultLockID); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("take the migration lock: %w", err)
+	}
+	return func() {
+		// A release that fails (the connection broke) is a release too:
+		// PostgreSQL drops a session's advisory locks with the session.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", lock.DefaultLockID)
+		conn.Close()
+	}, nil
 }
 
 // customPlans is Dialect.Reads.CustomPlans: settings local to the log's

@@ -48,6 +48,32 @@ func LoadOrCreate(dataDir, flagValue string) (s *Sealer, created bool, err error
 	return s, created, nil
 }
 
+// ErrNoKey is Load's answer when no key is given and the data directory
+// holds no key file.
+var ErrNoKey = errors.New("no secret key")
+
+// Load returns the Sealer of flagValue (--secret-key) or, without it, of
+// the key file in dataDir, as LoadOrCreate does, but never makes a key:
+// when there is neither it returns an error wrapping ErrNoKey. restore uses
+// it: a key made for a restored store could open none of its secrets.
+func Load(dataDir, flagValue string) (*Sealer, error) {
+	if flagValue != "" {
+		key, err := decodeKey(flagValue)
+		if err != nil {
+			return nil, fmt.Errorf("sealer: --secret-key %w", err)
+		}
+		return New(key)
+	}
+	path := filepath.Join(dataDir, KeyFileName)
+	key, err := readKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no --secret-key, and no %s in %s", ErrNoKey, KeyFileName, dataDir)
+	} else if err != nil {
+		return nil, err
+	}
+	return New(key)
+}
+
 // readKeyFile reads the base64 key stored at path. A file readable by
 // others still loads: refusing to start would not make the key secret
 // again.

@@ -64,6 +64,14 @@ func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("create data directory: %w", err)
 		}
+	}
+	return openFile(ctx, path, create)
+}
+
+// openFile is open for the database file at path (restore opens the copy
+// it is about to put in place).
+func openFile(ctx context.Context, path string, create bool) (*sqlstore.Store, []int64, error) {
+	if create {
 		// Create the file owner-only before SQLite does (it would use the
 		// umask, often 0644); its -wal and -shm files copy these permissions.
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
@@ -72,7 +80,7 @@ func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []
 		}
 		f.Close()
 	} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, dataDir)
+		return nil, nil, fmt.Errorf("%w at %s", ErrNoStore, filepath.Dir(path))
 	} else if err != nil {
 		return nil, nil, err
 	}
@@ -106,7 +114,9 @@ func open(ctx context.Context, dataDir string, create bool) (*sqlstore.Store, []
 	}
 	read.SetMaxOpenConns(dialect.Reads.IdleConns) // every connection may stay idle
 	read.SetMaxIdleConns(dialect.Reads.IdleConns)
-	return sqlstore.New(write, read, dialect), applied, nil
+	s := sqlstore.New(write, read, dialect)
+	s.SetMigrationLock(func(context.Context) (func(), error) { return lockMigrations(path + ".migrate.lock") })
+	return s, applied, nil
 }
 
 // Migrate applies the migrations the database in dataDir lacks (creating
@@ -123,15 +133,11 @@ func Migrate(ctx context.Context, dataDir string) ([]int64, error) {
 // migrate applies the embedded migrations under an exclusive file lock, so
 // that two processes starting on one data directory do not both apply one.
 func migrate(ctx context.Context, db *sql.DB, lockPath string) ([]int64, error) {
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockMigrations(lockPath)
 	if err != nil {
-		return nil, fmt.Errorf("open migration lock: %w", err)
+		return nil, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("take migration lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
@@ -142,6 +148,23 @@ func migrate(ctx context.Context, db *sql.DB, lockPath string) ([]int64, error) 
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	return sqlstore.ApplyMigrations(ctx, p, db, dialect.SQL.NowMicros)
+}
+
+// lockMigrations takes the exclusive file lock at lockPath, waiting for
+// it, and returns its release.
+func lockMigrations(lockPath string) (unlock func(), err error) {
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open migration lock: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("take migration lock: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		lock.Close()
+	}, nil
 }
 
 // indexedBy forces index, but for message_tags_lookup: message_tags is

@@ -33,6 +33,8 @@ type Store struct {
 	accountKeys accountKeys
 	// Prepared statements of the hot paths, per pool.
 	writeStmts, readStmts *stmtCache
+	// migrationLock is the engine's lock of migrations (SetMigrationLock).
+	migrationLock MigrationLock
 }
 
 var _ mailroom.Store = (*Store)(nil)

@@ -111,6 +111,18 @@ var commands = []*command{
 		about: "Applies the storage migrations the database lacks (serve does the same on start), for operators\n" +
 			"who migrate before a roll-out.",
 		run: migrateCommand},
+	{name: "backup", synopsis: "--out FILE", summary: "copy the SQLite store while serve runs",
+		about: "Writes a consistent copy of the SQLite store in --data-dir to FILE, while serve runs on it: every\n" +
+			"change committed before the copy began is in it, none after. The secret key is not: keep the data\n" +
+			"directory's secret.key (or your --secret-key) apart from backups. On PostgreSQL, use pg_dump\n" +
+			"(docs/api.md \"Backups\").",
+		run: backupCommand},
+	{name: "restore", synopsis: "--from FILE --data-dir DIR", summary: "put a backup back as a data directory's store",
+		about: "Puts the store of a backup (as backup wrote it) in DIR, refused while serve runs there, and refused\n" +
+			"unless the secret key (DIR's secret.key, or --secret-key) is the one the store was started with. A\n" +
+			"backup from an older Mailroom is migrated; a store DIR held is kept beside it, renamed. Then start\n" +
+			"serve on DIR: mail that was queued is delivered.",
+		run: restoreCommand},
 	{name: "version", summary: "print the version",
 		about: "Prints the version, platform and Go version of this binary.",
 		run:   versionCommand},

@@ -78,6 +78,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{"messages raw", []string{"ID"}, apiFlagNames},
 		{"sites", nil, []string{"json", "metrics-url"}},
 		{"migrate", nil, storage},
+		{"backup", nil, append([]string{"out"}, storage...)},
+		{"restore", nil, append([]string{"from", "secret-key", "secret-key-file"}, storage...)},
 		{"version", nil, nil},
 	}
 	tested := map[string]bool{}

@@ -196,8 +196,12 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	seal, created, err := sealer.LoadOrCreate(c.dataDir, c.secretKey)
 	if err != nil {
 		return fmt.Errorf("secret key: %w", err)
-	} else if created {
-		fmt.Fprintf(stdout, "Made a secret key for data at rest in %s; back it up with the database.\n", c.dataDir)
+	}
+	if err := checkSecretKey(ctx, store, seal, c.storageFlags, created, log); err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(stdout, "Made a secret key for data at rest in %s; keep a copy of it, apart from the store's backups.\n", c.dataDir)
 	}
 	domains, resolver, err := c.domainFlags.service(store, seal, c.hostname, log)
 	if err != nil {
