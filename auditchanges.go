@@ -16,7 +16,7 @@ func auditTime(t *time.Time) any {
 	if t == nil {
 		return nil
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
 // created records the values of a new thing: before is nil.
