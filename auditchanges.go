@@ -19,30 +19,21 @@ func auditTime(t *time.Time) any {
 	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
-// created records the values of a new thing: before is nil.
-func created(fields map[string]any) AuditChanges {
-	c := AuditChanges{}
-	for k, v := range fields {
-		c[k] = [2]any{nil, v}
-	}
-	return c
-}
+// created records the values of a new thing: before is nil. A field
+// without a value (nil: a key for every domain) is left out.
+func created(fields map[string]any) AuditChanges { return diff(nil, fields) }
 
 // deleted records the values of a thing that went: after is nil.
-func deleted(fields map[string]any) AuditChanges {
-	c := AuditChanges{}
-	for k, v := range fields {
-		c[k] = [2]any{v, nil}
-	}
-	return c
-}
+func deleted(fields map[string]any) AuditChanges { return diff(fields, nil) }
 
 // diff records the fields of before and after whose values differ.
 func diff(before, after map[string]any) AuditChanges {
 	c := AuditChanges{}
-	for k, a := range after {
-		if b := before[k]; !equalValue(b, a) {
-			c[k] = [2]any{b, a}
+	for _, m := range []map[string]any{before, after} {
+		for k := range m {
+			if b, a := before[k], after[k]; !equalValue(b, a) {
+				c[k] = [2]any{b, a}
+			}
 		}
 	}
 	return c
@@ -197,13 +188,7 @@ func rateLimitFields(a *Account) map[string]any {
 func AccountCreatedChanges(a *Account) AuditChanges {
 	f := rateLimitFields(a)
 	f["name"] = a.Name
-	c := created(f)
-	for k, v := range c {
-		if v[1] == nil {
-			delete(c, k)
-		}
-	}
-	return c
+	return created(f)
 }
 
 // AccountUpdatedChanges are the limits an update changed (account.updated).
