@@ -87,3 +87,6 @@ func (c *Client) AllAuditLog(ctx context.Context, opts *AuditListOptions) iter.S
 		return c.ListAuditLog(ctx, &page)
 	})
 }
+
+// AuditActions returns every audit action.
+func AuditActions() []AuditAction { return api.AuditActions() }

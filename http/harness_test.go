@@ -12,8 +12,8 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
-	"github.com/mailroom/mailroom/audit"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/audit"
 	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"

@@ -70,3 +70,16 @@ type AuditEntry struct {
 	// [before, after] (null for none). It never holds a secret.
 	Changes map[string][2]any `json:"changes"`
 }
+
+// AuditActions returns every audit action, in the order docs/api.md lists
+// them.
+func AuditActions() []AuditAction {
+	return []AuditAction{
+		AuditAPIKeyCreated, AuditAPIKeyRevoked,
+		AuditDomainCreated, AuditDomainVerified, AuditDomainUpdated, AuditDomainDeleted, AuditDomainDKIMRotated,
+		AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookSecretRotated, AuditWebhookDeleted,
+		AuditTemplateCreated, AuditTemplateUpdated, AuditTemplateDeleted,
+		AuditSuppressionCreated, AuditSuppressionDeleted,
+		AuditAccountCreated, AuditAccountUpdated,
+	}
+}
