@@ -37,7 +37,7 @@ func (s *Store) recordAudit(ctx context.Context, tx *sql.Tx, accountID string, a
 		keyID = o.Actor.KeyID
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (`+auditColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		mailroom.NewID(mailroom.PrefixAudit, now), accountID, string(action), string(o.Actor.Type), keyID,
+		mailroom.NewAuditID(now), accountID, string(action), string(o.Actor.Type), keyID,
 		target.Type, target.ID, o.RequestID, o.IP, string(b), micros(now))
 	return s.wrap(err, "record audit entry")
 }
