@@ -73,7 +73,11 @@ func APIKeyRevokedChanges(revokedAt time.Time) AuditChanges {
 // domainFields are a domain's settings the audit log may show: never its
 // DKIM private key.
 func domainFields(d *Domain) map[string]any {
-	return map[string]any{"name": d.Name, "status": string(d.Status), "ipPool": d.IPPool, "tls": string(d.TLS.OrDefault())}
+	var pool any // the default pool: no value, as the API shows it (null)
+	if d.IPPool != "" {
+		pool = d.IPPool
+	}
+	return map[string]any{"name": d.Name, "status": string(d.Status), "ipPool": pool, "tls": string(d.TLS.OrDefault())}
 }
 
 // DomainCreatedChanges are the changes of domain.created.
