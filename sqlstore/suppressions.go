@@ -19,9 +19,10 @@ func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (
 	var out *mailroom.Suppression
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		// The entry before, for the audit entry (suppression.created),
-		// written only when the list changed. The list's automatic
-		// additions (bounces, complaints: addSuppression from delivery and
-		// reports) are the messages' events, not account changes.
+		// written only when the list changed: an API request's, or an
+		// unsubscribe link's (the system's). The additions of bounces and
+		// complaints (addSuppression from delivery and reports) are the
+		// messages' events, not audited.
 		before, err := scanSuppression(tx.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
 			WHERE account_id = $1 AND address = $2`+s.dialect.Locks.Rows, sup.AccountID, mailroom.AddressKey(sup.Address)))
 		if errors.Is(err, sql.ErrNoRows) {
