@@ -129,6 +129,15 @@ func TestDashboardAuditLog(t *testing.T) {
 	if got := b.count("#audit-entries tbody tr"); got != 2 {
 		b.errorf("the dev key's changes: %d rows, want 2 (the key it created and revoked)", got)
 	}
+
+	b.step("on a phone")
+	b.setViewport(390, 844, true)
+	b.navigate("/audit-log")
+	b.waitLoaded("#audit-entries")
+	if why := b.sideways(390); why != "" {
+		b.errorf("the audit log scrolls sideways at 390 pixels: %s", why)
+	}
+	b.screenshot("audit-log-phone")
 	if problems := b.ConsoleErrors(); len(problems) > 0 {
 		t.Errorf("console errors: %v", problems)
 	}
