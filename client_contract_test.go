@@ -69,6 +69,7 @@ var clientMethods = map[string][]string{
 	"GET /v1/webhooks/{id}/deliveries":     {"ListWebhookDeliveries", "AllWebhookDeliveries"},
 	"POST /v1/webhooks/{id}/test":          {"TestWebhook"},
 	"GET /v1/events":                       {"ListEvents", "AllEvents"},
+	"GET /v1/audit-log":                    {"ListAuditLog", "AllAuditLog"},
 	"POST /v1/events/{eventId}/replay":     {"ReplayEvent"},
 
 	// The unsubscribe link is the mail recipient's, followed from a mail
@@ -123,6 +124,10 @@ var schemaTypes = map[string]reflect.Type{
 	"WebhookAttemptList":    reflect.TypeFor[api.List[api.WebhookAttempt]](),
 	"EventRecord":           reflect.TypeFor[api.EventRecord](),
 	"EventList":             reflect.TypeFor[api.List[api.EventRecord]](),
+	"AuditEntry":            reflect.TypeFor[api.AuditEntry](),
+	"AuditEntryList":        reflect.TypeFor[api.List[api.AuditEntry]](),
+	"AuditActor":            reflect.TypeFor[api.AuditActor](),
+	"AuditTarget":           reflect.TypeFor[api.AuditTarget](),
 	"ReplayResult":          reflect.TypeFor[api.ReplayResult](),
 	// BatchItemError is an Error narrowed (allOf): a failed item of
 	// BatchSendResult.data, whose items api.BatchItemResult holds as the
@@ -135,6 +140,7 @@ var schemaTypes = map[string]reflect.Type{
 var schemaEnums = map[string][]string{
 	"Scope":                strs(api.Scopes()),
 	"EventType":            strs(api.EventTypes()),
+	"AuditAction":          strs(api.AuditActions()),
 	"WebhookEventSelector": append(strs(api.EventTypes()), string(api.EventAll)),
 	"Timestamp":            nil, // a date-time: time.Time
 }
@@ -158,6 +164,8 @@ var propertyEnums = map[string][]string{
 	"WebhookAttempt.status":   strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
 	"Event.type":              strs(api.EventTypes()[:9]),
 	"Domain.tls":              strs([]api.DomainTLS{api.DomainTLSOpportunistic, api.DomainTLSEnforced}),
+	"AuditActor.type":         strs([]api.AuditActorType{api.AuditByAPIKey, api.AuditByCLI, api.AuditBySystem}),
+	"AuditTarget.type":        {"api_key", "domain", "webhook", "template", "suppression", "account"},
 	"DomainUpdateRequest.tls": strs([]api.DomainTLS{api.DomainTLSOpportunistic, api.DomainTLSEnforced}),
 	"TlsInfo.policy":          strs([]api.TLSPolicy{api.TLSPolicyRequireTLS, api.TLSPolicyMTASTS, api.TLSPolicyEnforced, api.TLSPolicyOpportunistic}),
 

@@ -67,6 +67,9 @@ func TestClientEnumsMatchTheServers(t *testing.T) {
 		}
 	}
 	check("event types", strs(api.EventTypes()), mailroom.EventTypes)
+	check("audit actions", strs(api.AuditActions()), strs(mailroom.AuditActions))
+	check("audit actors", strs([]api.AuditActorType{api.AuditByAPIKey, api.AuditByCLI, api.AuditBySystem}),
+		strs([]mailroom.AuditActorType{mailroom.AuditByAPIKey, mailroom.AuditByCLI, mailroom.AuditBySystem}))
 	check("the subscription to all", []string{string(api.EventAll)}, []string{mailroom.AllEventTypes})
 	check("scopes", strs(api.Scopes()), strs(mailroom.AllScopes))
 	check("key statuses", strs([]api.KeyStatus{api.KeyActive, api.KeyRevoked}), []string{mailroom.KeyStatusActive, mailroom.KeyStatusRevoked})

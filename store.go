@@ -24,6 +24,7 @@ type Store interface {
 	SiteSuspensionStore
 	MTASTSPolicyStore
 	TLSReportStore
+	AuditStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

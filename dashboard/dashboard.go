@@ -87,7 +87,7 @@ func New() *Handler {
 // pages are the first path segments the dashboard routes in the browser.
 var pages = map[string]bool{
 	"": true, "messages": true, "domains": true, "templates": true,
-	"webhooks": true, "suppressions": true, "api-keys": true,
+	"webhooks": true, "suppressions": true, "api-keys": true, "audit-log": true,
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -47,6 +47,7 @@ func TestPagesAndAssetsAreServedUnderAStrictPolicy(t *testing.T) {
 		{"/messages/msg_01JD0000000000000000000000", "text/html; charset=utf-8", 200},
 		{"/domains/mailroom.test", "text/html; charset=utf-8", 200},
 		{"/api-keys", "text/html; charset=utf-8", 200},
+		{"/audit-log", "text/html; charset=utf-8", 200},
 		{"/no-such-page", "text/html; charset=utf-8", 404},
 		{"/assets/app.js", "text/javascript; charset=utf-8", 200},
 		{"/assets/app.css", "text/css; charset=utf-8", 200},

@@ -147,6 +147,7 @@ func TestDashboardAccessibility(t *testing.T) {
 		{"/webhooks/" + hooks.Data[0].ID, "h1"},
 		{"/suppressions", "h1"},
 		{"/api-keys", "h1"},
+		{"/audit-log", "#audit-entries"},
 	}
 	for _, width := range []int64{1280, 390} {
 		b.setViewport(width, 900, width < 500)

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
 
@@ -56,7 +57,24 @@ func (s *Server) authedEither(scope, or mailroom.Scope, next http.HandlerFunc) h
 			return
 		}
 		defer releaseMemory()
-		next(w, r.WithContext(context.WithValue(r.Context(), keyContextKey{}, key)))
+		ctx := context.WithValue(r.Context(), keyContextKey{}, key)
+		next(w, r.WithContext(mailroom.WithAuditOrigin(ctx, auditOrigin(r, key))))
+	}
+}
+
+// auditOrigin is who acts in an authenticated request, for the audit log
+// (docs/api.md "Audit log"): the key, the request id the response carries
+// (X-Request-Id) and the client address as the server sees it (the
+// connection's peer: the API trusts no forwarding header).
+func auditOrigin(r *http.Request, key *mailroom.APIKey) mailroom.AuditOrigin {
+	ip := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(ip); err == nil {
+		ip = host
+	}
+	return mailroom.AuditOrigin{
+		Actor:     mailroom.AuditActor{Type: mailroom.AuditByAPIKey, KeyID: key.KeyID},
+		RequestID: requestInfoFrom(r.Context()).requestID,
+		IP:        ip,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
 	"github.com/mailroom/mailroom/apitest"
+	"github.com/mailroom/mailroom/audit"
 	"github.com/mailroom/mailroom/client/api"
 	"github.com/mailroom/mailroom/compose"
 	"github.com/mailroom/mailroom/delivery"
@@ -135,6 +136,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 		Log:       slog.New(slog.DiscardHandler),
 	}
 	srv.Suppressions = &suppression.Service{Store: store, Now: clk.Now}
+	srv.Audit = &audit.Service{Store: store}
 	srv.Keys = &apikey.Service{Store: store, Domains: domains, Now: srv.Now}
 	srv.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no

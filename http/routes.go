@@ -34,6 +34,9 @@ func (s *Server) routes() http.Handler {
 		"DELETE": s.authed(mailroom.ScopeKeys, s.revokeAPIKey),
 	})
 
+	// The audit log is the administrator's, as the keys are.
+	handle("/v1/audit-log", methods{"GET": s.authed(mailroom.ScopeKeys, s.listAuditLog)})
+
 	handle("/v1/domains", methods{
 		"GET":  s.authed(mailroom.ScopeDomains, s.listDomains),
 		"POST": s.authed(mailroom.ScopeDomains, s.createDomain),

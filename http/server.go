@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
+	"github.com/mailroom/mailroom/audit"
 	"github.com/mailroom/mailroom/domain"
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/membudget"
@@ -45,6 +46,8 @@ type Server struct {
 	// Unsubscribes serves the one-click unsubscribe links of marketing
 	// mail (docs/api.md "Mail coming back"); nil answers them 404.
 	Unsubscribes *unsubscribe.Service
+	// Audit lists the audit log (docs/api.md "Audit log").
+	Audit *audit.Service
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *webhook.Service

@@ -17,9 +17,18 @@ type Sweeper struct {
 	// no message (domains', tests') by the same period.
 	Webhooks mailroom.WebhookStore
 	Period   time.Duration
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Audit, when set, loses its entries older than AuditPeriod
+	// (--audit-retention, docs/api.md "Audit log"), which is its own: an
+	// account's changes are kept far longer than its mail.
+	Audit       mailroom.AuditStore
+	AuditPeriod time.Duration
+	Now         func() time.Time
+	Log         *slog.Logger
 }
+
+// auditBatch bounds one deletion of audit entries, so that retention
+// holds the write lock briefly, a batch at a time.
+const auditBatch = 500
 
 // RunOnce deletes what has expired, in batches, and says how much.
 func (r *Sweeper) RunOnce(ctx context.Context) (int, error) {
@@ -38,11 +47,31 @@ func (r *Sweeper) RunOnce(ctx context.Context) (int, error) {
 	for r.Webhooks != nil {
 		n, err := r.Webhooks.DeleteExpiredWebhookData(ctx, cutoff, 500)
 		total += n
-		if err != nil || n == 0 {
+		if err != nil {
+			return total, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	n, err := r.sweepAudit(ctx)
+	return total + n, err
+}
+
+// sweepAudit deletes the audit entries older than AuditPeriod, in batches.
+func (r *Sweeper) sweepAudit(ctx context.Context) (int, error) {
+	if r.Audit == nil || r.AuditPeriod <= 0 {
+		return 0, nil
+	}
+	cutoff := r.Now().Add(-r.AuditPeriod)
+	total := 0
+	for {
+		n, err := r.Audit.DeleteExpiredAuditEntries(ctx, cutoff, auditBatch)
+		total += n
+		if err != nil || n < auditBatch {
 			return total, err
 		}
 	}
-	return total, nil
 }
 
 // Run deletes expired messages every interval until ctx ends.

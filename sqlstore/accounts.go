@@ -17,15 +17,22 @@ const accountColumns = `id, name, created_at, request_rate, request_burst`
 func (s *Store) CreateAccount(ctx context.Context, a *mailroom.Account) error {
 	rate, burst := limitColumns(a.RateLimit)
 	var key int64
-	err := s.write.QueryRowContext(ctx,
-		`INSERT INTO accounts (id, name, created_at, request_rate, request_burst, key) VALUES ($1, $2, $3, $4, $5, `+
-			s.dialect.SQL.NewAccountKey+`) RETURNING key`,
-		a.ID, a.Name, micros(a.CreatedAt), rate, burst).Scan(&key)
-	if err != nil && s.dialect.Errors.UniqueViolation(err) {
-		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "An account named %q already exists.", a.Name)
-	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx,
+			`INSERT INTO accounts (id, name, created_at, request_rate, request_burst, key) VALUES ($1, $2, $3, $4, $5, `+
+				s.dialect.SQL.NewAccountKey+`) RETURNING key`,
+			a.ID, a.Name, micros(a.CreatedAt), rate, burst).Scan(&key)
+		if err != nil && s.dialect.Errors.UniqueViolation(err) {
+			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "An account named %q already exists.", a.Name)
+		}
+		if err != nil {
+			return s.wrap(err, "create account")
+		}
+		return s.recordAudit(ctx, tx, a.ID, mailroom.AuditAccountCreated,
+			mailroom.AuditTarget{Type: mailroom.AuditTargetAccount, ID: a.ID}, mailroom.AccountCreatedChanges(a))
+	})
 	if err != nil {
-		return s.wrap(err, "create account")
+		return err
 	}
 	s.accountKeys.remember(a.ID, key)
 	return nil
@@ -62,15 +69,35 @@ func (s *Store) ListAccounts(ctx context.Context) ([]*mailroom.Account, error) {
 // UpdateAccountLimits sets the request rate and burst of the account
 // named name and returns it as stored. Running nodes read the new limit on
 // their next reload (package ratelimit), not through this call.
+//
+// The audit entry (account.updated) names the parts that changed, and is
+// written only when one did.
 func (s *Store) UpdateAccountLimits(ctx context.Context, name string, rate float64, burst int) (*mailroom.Account, error) {
 	r, b := limitColumns(mailroom.RateLimit{Rate: rate, Burst: burst})
-	a, err := scanAccount(s.write.QueryRowContext(ctx,
-		`UPDATE accounts SET request_rate = $2, request_burst = $3 WHERE name = $1 RETURNING `+accountColumns,
-		name, r, b))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", name)
+	var a *mailroom.Account
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		before, err := scanAccount(tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts WHERE name = $1`+s.dialect.Locks.Rows, name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No account %q.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "update account limits")
+		}
+		a, err = scanAccount(tx.QueryRowContext(ctx,
+			`UPDATE accounts SET request_rate = $2, request_burst = $3 WHERE name = $1 RETURNING `+accountColumns, name, r, b))
+		if err != nil {
+			return s.wrap(err, "update account limits")
+		}
+		if c := mailroom.AccountUpdatedChanges(before, a); len(c) > 0 {
+			return s.recordAudit(ctx, tx, a.ID, mailroom.AuditAccountUpdated,
+				mailroom.AuditTarget{Type: mailroom.AuditTargetAccount, ID: a.ID}, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return a, s.wrap(err, "update account limits")
+	return a, nil
 }
 
 // limitColumns stores the parts of l that are not set as NULL, so that

@@ -12,16 +12,23 @@ import (
 
 const apiKeyColumns = `key_id, account_id, name, scopes, secret_digest, created_at, last_used_at, revoked_at, domain`
 
-// CreateAPIKey inserts k.
+// CreateAPIKey inserts k and its audit entry (api_key.created) in one
+// transaction.
 func (s *Store) CreateAPIKey(ctx context.Context, k *mailroom.APIKey) error {
-	_, err := s.write.ExecContext(ctx,
-		`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		k.KeyID, k.AccountID, k.Name, k.Scopes.String(), k.SecretDigest,
-		micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt), k.Domain)
-	if err != nil && s.dialect.Errors.UniqueViolation(err) {
-		return mailroom.Errorf(mailroom.ECodeAlreadyExists, "Key id %q is taken.", k.KeyID)
-	}
-	return s.wrap(err, "create api key")
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO api_keys (`+apiKeyColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			k.KeyID, k.AccountID, k.Name, k.Scopes.String(), k.SecretDigest,
+			micros(k.CreatedAt), microsOrNil(k.LastUsedAt), microsOrNil(k.RevokedAt), k.Domain)
+		if err != nil && s.dialect.Errors.UniqueViolation(err) {
+			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "Key id %q is taken.", k.KeyID)
+		}
+		if err != nil {
+			return s.wrap(err, "create api key")
+		}
+		return s.recordAudit(ctx, tx, k.AccountID, mailroom.AuditAPIKeyCreated,
+			mailroom.AuditTarget{Type: mailroom.AuditTargetAPIKey, ID: k.KeyID}, mailroom.APIKeyCreatedChanges(k))
+	})
 }
 
 // APIKey finds a key by id, read after the call began (keyReads batches
@@ -55,14 +62,34 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p mailroom.Pa
 // RevokeAPIKey marks a key of accountID revoked; an already revoked key
 // keeps its time. The account is part of the one UPDATE, so a key of
 // another account is never touched, not even between a check and a write.
+// The audit entry (api_key.revoked) is written only when this call revoked
+// the key: the row is locked and read first, so that of two concurrent
+// revocations one records it.
 func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, at time.Time) (*mailroom.APIKey, error) {
-	k, err := scanAPIKey(s.write.QueryRowContext(ctx,
-		`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1 AND account_id = $3
-		 RETURNING `+apiKeyColumns, keyID, micros(at), accountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q in this account.", keyID)
+	var k *mailroom.APIKey
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var was sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT revoked_at FROM api_keys WHERE key_id = $1 AND account_id = $2`+s.dialect.Locks.Rows,
+			keyID, accountID).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No API key %q in this account.", keyID)
+		}
+		if err != nil {
+			return s.wrap(err, "revoke api key")
+		}
+		k, err = scanAPIKey(tx.QueryRowContext(ctx,
+			`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE key_id = $1 AND account_id = $3
+			 RETURNING `+apiKeyColumns, keyID, micros(at), accountID))
+		if err != nil || was.Valid {
+			return s.wrap(err, "revoke api key")
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditAPIKeyRevoked,
+			mailroom.AuditTarget{Type: mailroom.AuditTargetAPIKey, ID: keyID}, mailroom.APIKeyRevokedChanges(*k.RevokedAt))
+	})
+	if err != nil {
+		return nil, err
 	}
-	return k, s.wrap(err, "revoke api key")
+	return k, nil
 }
 
 // TouchAPIKeys records last uses in one transaction; an older time never

@@ -46,7 +46,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
-		return s.wrap(err, "create domain")
+		if err != nil {
+			return s.wrap(err, "create domain")
+		}
+		return s.recordAudit(ctx, tx, d.AccountID, mailroom.AuditDomainCreated, domainTarget(d.ID), mailroom.DomainCreatedChanges(d))
 	})
 }
 
@@ -108,21 +111,32 @@ func (s *Store) ListDomains(ctx context.Context, accountID string, p mailroom.Pa
 	return out, next, nil
 }
 
-// DeleteDomain removes an account's domain.
+// DeleteDomain removes an account's domain, with its audit entry
+// (domain.deleted).
 func (s *Store) DeleteDomain(ctx context.Context, accountID, name string) error {
-	res, err := s.write.ExecContext(ctx, `DELETE FROM domains WHERE account_id = $1 AND name = $2`, accountID, name)
-	if err != nil {
-		return s.wrap(err, "delete domain")
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var id string
+		err := tx.QueryRowContext(ctx, `DELETE FROM domains WHERE account_id = $1 AND name = $2 RETURNING id`, accountID, name).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "delete domain")
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditDomainDeleted, domainTarget(id), mailroom.DomainDeletedChanges(name))
+	})
+}
+
+// domainTarget names a domain in the audit log by its id.
+func domainTarget(id string) mailroom.AuditTarget {
+	return mailroom.AuditTarget{Type: mailroom.AuditTargetDomain, ID: id}
 }
 
 // UpdateDomain applies u's fields to an account's domain in one UPDATE
 // (COALESCE keeps a column whose field is nil) and returns the domain as it
-// now is.
+// now is. The row is locked and read first, so that the audit entry
+// (domain.updated) names what changed, and is written only when something
+// did.
 func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
 	if u.Empty() {
 		return s.Domain(ctx, accountID, name)
@@ -134,12 +148,30 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 	if u.IPPool != nil {
 		pool = *u.IPPool
 	}
-	d, err := scanDomain(s.write.QueryRowContext(ctx, `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
-		WHERE account_id = $1 AND name = $2 RETURNING `+domainColumns, accountID, name, tls, pool))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	var d *mailroom.Domain
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		before, err := scanDomain(tx.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains
+			WHERE account_id = $1 AND name = $2`+s.dialect.Locks.Rows, accountID, name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "update domain")
+		}
+		d, err = scanDomain(tx.QueryRowContext(ctx, `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
+			WHERE account_id = $1 AND name = $2 RETURNING `+domainColumns, accountID, name, tls, pool))
+		if err != nil {
+			return s.wrap(err, "update domain")
+		}
+		if c := mailroom.DomainUpdatedChanges(before, d); len(c) > 0 {
+			return s.recordAudit(ctx, tx, accountID, mailroom.AuditDomainUpdated, domainTarget(d.ID), c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return d, s.wrap(err, "update domain")
+	return d, nil
 }
 
 // SaveDomainCheck stores a check's outcome and its event in one transaction.
@@ -149,15 +181,28 @@ func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *
 		return err
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
-			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL WHERE id = $1`,
-			d.ID, string(d.Status), string(records), microsOrNil(d.VerifiedAt), microsOrNil(d.LastCheckedAt),
-			microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince))
+		// The status before, read under the row's lock: a check that moves
+		// it is audited (domain.verified), by whoever asked for the check
+		// (an API key through POST …/verify, the system for a re-check).
+		var was string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM domains WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
+		}
 		if err != nil {
 			return s.wrap(err, "save domain check")
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
+		if _, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
+			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL WHERE id = $1`,
+			d.ID, string(d.Status), string(records), microsOrNil(d.VerifiedAt), microsOrNil(d.LastCheckedAt),
+			microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince)); err != nil {
+			return s.wrap(err, "save domain check")
+		}
+		if was != string(d.Status) {
+			if err := s.recordAudit(ctx, tx, d.AccountID, mailroom.AuditDomainVerified, domainTarget(d.ID),
+				mailroom.DomainStatusChanges(mailroom.DomainStatus(was), d.Status)); err != nil {
+				return err
+			}
 		}
 		if event != nil {
 			return s.insertEvent(ctx, tx, event)

@@ -18,11 +18,34 @@ const suppressionColumns = `account_id, address, reason, message_id, created_at`
 func (s *Store) AddSuppression(ctx context.Context, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
 	var out *mailroom.Suppression
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
+		// The entry before, for the audit entry (suppression.created),
+		// written only when the list changed: an API request's, or an
+		// unsubscribe link's (the system's). The additions of bounces and
+		// complaints (addSuppression from delivery and reports) are the
+		// messages' events, not audited.
+		before, err := scanSuppression(tx.QueryRowContext(ctx, `SELECT `+suppressionColumns+` FROM suppressions
+			WHERE account_id = $1 AND address = $2`+s.dialect.Locks.Rows, sup.AccountID, mailroom.AddressKey(sup.Address)))
+		if errors.Is(err, sql.ErrNoRows) {
+			before = nil
+		} else if err != nil {
+			return s.wrap(err, "add suppression")
+		}
 		out, err = s.addSuppression(ctx, tx, sup)
-		return err
+		if err != nil {
+			return err
+		}
+		if c := mailroom.SuppressionChanges(before, out); len(c) > 0 {
+			return s.recordAudit(ctx, tx, out.AccountID, mailroom.AuditSuppressionCreated, suppressionTarget(out.Address), c)
+		}
+		return nil
 	})
 	return out, err
+}
+
+// suppressionTarget names an entry of the list by its address, as the API
+// does.
+func suppressionTarget(address string) mailroom.AuditTarget {
+	return mailroom.AuditTarget{Type: mailroom.AuditTargetSuppression, ID: address}
 }
 
 func (s *Store) addSuppression(ctx context.Context, tx *sql.Tx, sup *mailroom.Suppression) (*mailroom.Suppression, error) {
@@ -78,16 +101,23 @@ func (s *Store) ListSuppressions(ctx context.Context, accountID string, p mailro
 }
 
 // DeleteSuppression removes an entry: the address may be sent to again.
+// The audit entry (suppression.deleted) is written in the same
+// transaction.
 func (s *Store) DeleteSuppression(ctx context.Context, accountID, address string) error {
 	address = mailroom.AddressKey(address)
-	res, err := s.write.ExecContext(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2`, accountID, address)
-	if err != nil {
-		return s.wrap(err, "delete suppression")
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return mailroom.Errorf(mailroom.ECodeNotFound, "%s is not suppressed.", address)
-	}
-	return nil
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var reason string
+		err := tx.QueryRowContext(ctx, `DELETE FROM suppressions WHERE account_id = $1 AND address = $2 RETURNING reason`,
+			accountID, address).Scan(&reason)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "%s is not suppressed.", address)
+		}
+		if err != nil {
+			return s.wrap(err, "delete suppression")
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditSuppressionDeleted, suppressionTarget(address),
+			mailroom.SuppressionChanges(&mailroom.Suppression{Address: address, Reason: mailroom.SuppressionReason(reason)}, nil))
+	})
 }
 
 func scanSuppression(row scanner) (*mailroom.Suppression, error) {

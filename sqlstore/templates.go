@@ -78,7 +78,10 @@ func (s *Store) CreateTemplate(ctx context.Context, t *mailroom.Template, max in
 		if err != nil {
 			return s.wrap(err, "create template")
 		}
-		return s.insertTemplateVersion(ctx, tx, t)
+		if err := s.insertTemplateVersion(ctx, tx, t); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, t.AccountID, mailroom.AuditTemplateCreated, templateTarget(t.ID), mailroom.TemplateCreatedChanges(t))
 	})
 }
 
@@ -117,6 +120,12 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, max in
 		if n >= max {
 			return mailroom.TemplateVersionLimit.Err(n, max)
 		}
+		// The current version's short fields, for the audit entry.
+		before, err := scanTemplate(tx.QueryRowContext(ctx, `SELECT `+templateSummaryColumns+` FROM `+templateVersions+`
+			WHERE v.version = t.version AND t.id = $1 AND t.account_id = $2`, t.ID, t.AccountID))
+		if err != nil {
+			return s.wrap(err, "read template")
+		}
 		var created int64
 		err = tx.QueryRowContext(ctx, `UPDATE templates SET version = version + 1, updated_at = $3
 			WHERE id = $1 AND account_id = $2 RETURNING version, name, created_at`,
@@ -125,8 +134,16 @@ func (s *Store) UpdateTemplate(ctx context.Context, t *mailroom.Template, max in
 			return s.wrap(err, "update template")
 		}
 		t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(micros(t.UpdatedAt))
-		return s.insertTemplateVersion(ctx, tx, t)
+		if err := s.insertTemplateVersion(ctx, tx, t); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, t.AccountID, mailroom.AuditTemplateUpdated, templateTarget(t.ID), mailroom.TemplateUpdatedChanges(before, t))
 	})
+}
+
+// templateTarget names a template in the audit log by its id.
+func templateTarget(id string) mailroom.AuditTarget {
+	return mailroom.AuditTarget{Type: mailroom.AuditTargetTemplate, ID: id}
 }
 
 // Template reads an account's template in its current version.
@@ -226,9 +243,9 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) 
 		return err
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var id string
-		err := tx.QueryRowContext(ctx, `SELECT t.id FROM templates t WHERE `+byIDOrName(idOrName)+s.dialect.Locks.Rows,
-			accountID, idOrName).Scan(&id)
+		var id, name string
+		err := tx.QueryRowContext(ctx, `SELECT t.id, t.name FROM templates t WHERE `+byIDOrName(idOrName)+s.dialect.Locks.Rows,
+			accountID, idOrName).Scan(&id, &name)
 		if errors.Is(err, sql.ErrNoRows) {
 			return templateNotFound(idOrName)
 		}
@@ -251,8 +268,10 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, idOrName string) 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM template_versions WHERE template_id = $1`, id); err != nil {
 			return s.wrap(err, "delete template versions")
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM templates WHERE id = $1`, id)
-		return s.wrap(err, "delete template")
+		if _, err = tx.ExecContext(ctx, `DELETE FROM templates WHERE id = $1`, id); err != nil {
+			return s.wrap(err, "delete template")
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditTemplateDeleted, templateTarget(id), mailroom.TemplateDeletedChanges(name))
 	})
 }
 

@@ -66,7 +66,10 @@ func (s *Store) CreateWebhook(ctx context.Context, e *mailroom.WebhookEndpoint, 
 			e.ID, e.AccountID, e.URL, e.Description, string(events), e.Enabled, e.DisabledReason, e.SecretSealed,
 			e.PreviousSecretSealed, microsOrNil(e.PreviousSecretUntil), microsOrNil(e.FailingSince),
 			micros(e.CreatedAt), micros(e.UpdatedAt), string(formatOrDefault(e.Format)), eventMask(e.Events))
-		return s.wrap(err, "create webhook")
+		if err != nil {
+			return s.wrap(err, "create webhook")
+		}
+		return s.recordAudit(ctx, tx, e.AccountID, mailroom.AuditWebhookCreated, webhookTarget(e.ID), mailroom.WebhookCreatedChanges(e))
 	})
 }
 
@@ -125,7 +128,15 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailr
 	}
 	var e *mailroom.WebhookEndpoint
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
+		// The endpoint as it was, under its lock, for the audit entry.
+		before, err := scanWebhook(tx.QueryRowContext(ctx, `SELECT `+webhookColumns+` FROM webhook_endpoints
+			WHERE id = $1 AND account_id = $2`+s.dialect.Locks.Rows, id, accountID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		}
+		if err != nil {
+			return s.wrap(err, "update webhook")
+		}
 		e, err = scanWebhook(tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET
 			url = COALESCE($3, url), description = COALESCE($4, description),
 			events = COALESCE($5, events), event_mask = COALESCE($6, event_mask),
@@ -138,8 +149,16 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailr
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
 		}
-		if err != nil || e.Enabled {
+		if err != nil {
 			return s.wrap(err, "update webhook")
+		}
+		if c := mailroom.WebhookUpdatedChanges(before, e); len(c) > 0 {
+			if err := s.recordAudit(ctx, tx, accountID, mailroom.AuditWebhookUpdated, webhookTarget(id), c); err != nil {
+				return err
+			}
+		}
+		if e.Enabled {
+			return nil
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE endpoint_id = $1`, id)
 		return s.wrap(err, "drop deliveries of a disabled webhook")
@@ -148,26 +167,49 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id string, c mailr
 }
 
 // RotateWebhookSecret moves the current secret to previous and stores the
-// new one, in one statement.
+// new one, in one statement, with its audit entry (webhook.secret_rotated,
+// which holds no secret).
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id string, sealed []byte, previousUntil, now time.Time) (*mailroom.WebhookEndpoint, error) {
-	e, err := scanWebhook(s.write.QueryRowContext(ctx, `UPDATE webhook_endpoints SET previous_secret = secret,
-		previous_secret_until = $3, secret = $4, updated_at = $5 WHERE id = $1 AND account_id = $2 RETURNING `+webhookColumns,
-		id, accountID, micros(previousUntil), sealed, micros(now)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+	var e *mailroom.WebhookEndpoint
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		e, err = scanWebhook(tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET previous_secret = secret,
+			previous_secret_until = $3, secret = $4, updated_at = $5 WHERE id = $1 AND account_id = $2 RETURNING `+webhookColumns,
+			id, accountID, micros(previousUntil), sealed, micros(now)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		}
+		if err != nil {
+			return s.wrap(err, "rotate webhook secret")
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditWebhookSecretRotated, webhookTarget(id),
+			mailroom.WebhookSecretRotatedChanges(previousUntil))
+	})
+	if err != nil {
+		return nil, err
 	}
-	return e, s.wrap(err, "rotate webhook secret")
+	return e, nil
+}
+
+// webhookTarget names an endpoint in the audit log.
+func webhookTarget(id string) mailroom.AuditTarget {
+	return mailroom.AuditTarget{Type: mailroom.AuditTargetWebhook, ID: id}
 }
 
 // DeleteWebhook removes an endpoint with its deliveries and attempts.
 func (s *Store) DeleteWebhook(ctx context.Context, accountID, id string) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2`, id, accountID)
+		var url string
+		err := tx.QueryRowContext(ctx, `DELETE FROM webhook_endpoints WHERE id = $1 AND account_id = $2 RETURNING url`, id, accountID).Scan(&url)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		}
 		if err != nil {
 			return s.wrap(err, "delete webhook")
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return mailroom.Errorf(mailroom.ECodeNotFound, "No webhook %q.", id)
+		if err := s.recordAudit(ctx, tx, accountID, mailroom.AuditWebhookDeleted, webhookTarget(id),
+			mailroom.WebhookDeletedChanges(&mailroom.WebhookEndpoint{URL: url})); err != nil {
+			return err
 		}
 		// The foreign keys cascade; these say so for an engine that
 		// would not.

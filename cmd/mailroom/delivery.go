@@ -25,8 +25,10 @@ type deliveryFlags struct {
 	retryMinDelay time.Duration
 	retryWindow   time.Duration
 	retention     time.Duration
-	workers       int
-	lease         time.Duration
+	// auditRetention is how long the audit log keeps its entries.
+	auditRetention time.Duration
+	workers        int
+	lease          time.Duration
 	sitesFlags
 }
 
@@ -37,6 +39,7 @@ func (f *deliveryFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.retryMinDelay, "retry-min-delay", time.Minute, "the first retry delay of a deferred delivery; it doubles from there")
 	fs.DurationVar(&f.retryWindow, "retry-window", 72*time.Hour, "how long a deferred delivery is retried before it fails")
 	fs.DurationVar(&f.retention, "retention", 30*24*time.Hour, "how long messages, their content and events, and webhook attempts, are kept (at least 24h)")
+	fs.DurationVar(&f.auditRetention, "audit-retention", 365*24*time.Hour, "how long the audit log keeps its entries, as a Go duration in hours (8760h: one year; at least 24h)")
 	fs.IntVar(&f.workers, "delivery-workers", 8, "delivery concurrency on this node, in units of 50 messages in flight (0: this node only accepts, for API-only nodes of a cluster)")
 	fs.DurationVar(&f.lease, "delivery-lease", 15*time.Minute, "the longest a claim on a recipient lasts while its node lives (a dead node's claims are released within a minute; keep it above the SMTP timeouts)")
 	f.sitesFlags.register(fs)
@@ -49,6 +52,9 @@ func (f *deliveryFlags) check(dev bool) error {
 	}
 	if f.retention < 24*time.Hour {
 		return usageError{"--retention must be at least 24h: idempotency keys live as long as the log"}
+	}
+	if f.auditRetention < 24*time.Hour {
+		return usageError{"--audit-retention must be at least 24h (8760h is a year)"}
 	}
 	if f.retryMinDelay <= 0 || f.retryWindow <= 0 || f.lease <= 0 {
 		return usageError{"--retry-min-delay, --retry-window and --delivery-lease must be positive"}
@@ -156,6 +162,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, 
 		deliverer: deliverer,
 		signer:    signer,
 		messages:  &emaillog.Service{Store: store, Signer: signer},
-		retention: &retention.Sweeper{Store: store, Webhooks: store, Period: f.retention, Now: time.Now, Log: log},
+		retention: &retention.Sweeper{Store: store, Webhooks: store, Period: f.retention,
+			Audit: store, AuditPeriod: f.auditRetention, Now: time.Now, Log: log},
 	}, nil
 }

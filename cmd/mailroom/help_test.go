@@ -53,6 +53,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	// What one account may make (issue 27).
 	serveFlags = append(serveFlags, "max-domains", "max-template-versions")
 	serveFlags = append(serveFlags, "request-memory")
+	// The audit log's retention (issue 31).
+	serveFlags = append(serveFlags, "audit-retention")
 	// How mail leaves (issue 28).
 	serveFlags = append(serveFlags, "delivery-policy", "greylist-retry", "ip-pool")
 	// TLS reporting (issue 29).

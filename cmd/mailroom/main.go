@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mailroom/mailroom"
 )
 
 func main() {
@@ -58,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case c != nil:
 		hint += " " + c.name
-		err = c.run(ctx, c, rest, stdout, stderr)
+		err = c.run(commandOrigin(ctx, c), c, rest, stdout, stderr)
 	case group != "" && len(rest) > 0 && isHelpWord(rest[0]):
 		printGroupUsage(stdout, group)
 		return 0
@@ -87,4 +89,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mailroom: %v\n", err)
 		return 1
 	}
+}
+
+// commandOrigin marks what an operator's command changes as the CLI's in
+// the audit log (docs/api.md "Audit log"). serve is not one: the changes
+// its background work makes are the system's, and its requests carry
+// their keys.
+func commandOrigin(ctx context.Context, c *command) context.Context {
+	if c.name == "serve" {
+		return ctx
+	}
+	return mailroom.WithAuditOrigin(ctx, mailroom.AuditOrigin{Actor: mailroom.AuditActor{Type: mailroom.AuditByCLI}})
 }

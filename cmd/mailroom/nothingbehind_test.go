@@ -29,6 +29,7 @@ func TestRefusedCommandLeavesNothingBehind(t *testing.T) {
 		{[]string{"serve", "--submission-listen", ":99999"}, 2, `--submission-listen ":99999" is not HOST:PORT`},
 		{[]string{"serve", "--retention", "1h"}, 2, "--retention must be at least 24h"},
 		{[]string{"serve", "--retention", "1h", "--data-dir", "d"}, 2, "--retention must be at least 24h"},
+		{[]string{"serve", "--audit-retention", "1h"}, 2, "--audit-retention must be at least 24h"},
 		{[]string{"serve", "--max-webhooks", "0"}, 2, "--max-webhooks must be at least 1"},
 		{[]string{"serve", "--sending-ips", "nope"}, 2, `--sending-ips: "nope" is not an IP address`},
 		{[]string{"serve", "--secret-key", "abc"}, 2, "--secret-key: "},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apikey"
+	"github.com/mailroom/mailroom/audit"
 	"github.com/mailroom/mailroom/cluster"
 	"github.com/mailroom/mailroom/dashboard"
 	mhttp "github.com/mailroom/mailroom/http"
@@ -319,6 +320,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Messages:       svc.messages,
 		Scheduled:      svc.scheduled,
 		Webhooks:       hooks.api,
+		Audit:          &audit.Service{Store: store},
 		Suppressions:   newSuppressions(store),
 		Unsubscribes:   unsubscribes,
 		Dashboard:      dashboard.New(),

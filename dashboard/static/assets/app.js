@@ -13,6 +13,7 @@ const sections = [
   { href: '/webhooks', label: 'Webhooks', scope: 'webhooks' },
   { href: '/suppressions', label: 'Suppressions', scope: 'send' },
   { href: '/api-keys', label: 'API keys', scope: 'keys' },
+  { href: '/audit-log', label: 'Audit log', scope: 'keys' },
 ];
 
 const routes = [
@@ -26,6 +27,7 @@ const routes = [
   { path: /^\/webhooks\/([^/]+)$/, module: './pages/webhook.js', scope: 'webhooks' },
   { path: /^\/suppressions$/, module: './pages/suppressions.js', scope: 'send' },
   { path: /^\/api-keys$/, module: './pages/apikeys.js', scope: 'keys' },
+  { path: /^\/audit-log$/, module: './pages/auditlog.js', scope: 'keys' },
 ];
 
 const app = document.getElementById('app');
