@@ -120,6 +120,9 @@ func (f *finding) add(g finding) {
 	default:
 		f.parts = append(f.parts, g.parts...)
 	}
+	if f.status == "" {
+		f.status = g.status
+	}
 	f.status = mailroom.WorstHealthStatus(f.status, g.status)
 }
 
