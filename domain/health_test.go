@@ -174,6 +174,13 @@ func TestHealthDNSBLListed(t *testing.T) {
 		t.Error("the detail names a zone that does not list the address")
 	}
 
+	// An IPv6 address is looked up by its nibbles (RFC 5782 §2.4).
+	w6 := newHealthWorld(t)
+	w6.health.DNSBLZones = []string{"bl.dnsbl.test"}
+	w6.health.Sending.Pools[0].Addresses = []mailroom.SourceAddress{{IP: netip.MustParseAddr("2001:db8::25"), EHLOName: mtaHost}}
+	w6.dns.SetA("5.2.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.bl.dnsbl.test", "127.0.0.4")
+	want(t, w6.run(t), mailroom.HealthDNSBL, mailroom.HealthFail, "2001:db8::25 is listed on bl.dnsbl.test with 127.0.0.4")
+
 	// A list refusing the query says nothing of the address.
 	w.dns.Remove("10.2.0.192.bl.dnsbl.test")
 	w.dns.SetA("10.2.0.192.bl.dnsbl.test", "127.255.255.254")
