@@ -86,6 +86,10 @@ func TestClientEnumsMatchTheServers(t *testing.T) {
 	check("suppression reasons", strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
 		strs([]mailroom.SuppressionReason{mailroom.SuppressedHardBounce, mailroom.SuppressedComplaint, mailroom.SuppressedManual, mailroom.SuppressedUnsubscribe}))
 	check("deferral reasons", strs(api.DeferralReasons()), strs(mailroom.DeferralReasons))
+	check("domain health checks", []string{api.DomainCheckDMARC, api.DomainCheckSPFCoversSending, api.DomainCheckFCrDNS,
+		api.DomainCheckReturnPathMX, api.DomainCheckMTASTS, api.DomainCheckTLSRPT, api.DomainCheckDNSBL}, strs(mailroom.HealthCheckNames))
+	check("domain health statuses", strs([]api.DomainHealthStatus{api.DomainHealthPass, api.DomainHealthWarn, api.DomainHealthFail}),
+		strs([]mailroom.HealthStatus{mailroom.HealthPass, mailroom.HealthWarn, mailroom.HealthFail}))
 	check("attempt statuses", strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
 		strs([]mailroom.WebhookAttemptStatus{mailroom.WebhookAttemptSucceeded, mailroom.WebhookAttemptFailed}))
 	check("error codes", []string{api.CodeInvalidJSON, api.CodeValidation, api.CodeMissingAPIKey, api.CodeInvalidAPIKey, api.CodeAPIKeyRevoked,

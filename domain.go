@@ -26,6 +26,10 @@ type Domain struct {
 	// ReturnPathDomain is the envelope sender's domain (bounces.<Name>).
 	ReturnPathDomain string
 	Records          []DNSRecord
+	// Checks are the health checks of the last verification or re-check
+	// (domainhealth.go): advice beside Records, never its status. Empty
+	// before the first check.
+	Checks []HealthCheck
 	// IPPool names the pool of source addresses its mail leaves from
 	// (--ip-pool); "" is the default pool.
 	IPPool string

@@ -55,6 +55,10 @@ type EmailEventDetail struct {
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
 	Reason DeferralReason `json:"reason,omitempty"`
+	// PolicyFailure says, when the reply refused the sender's
+	// authentication (Microsoft's 5.7.515, Gmail's 5.7.26, …,
+	// policyfailure.go), which record is missing and what to fix.
+	PolicyFailure string `json:"policyFailure,omitempty"`
 	// TLS is the TLS of the attempt's session (docs/api.md "TLS
 	// policy"): null in clear text (always present on email.delivered),
 	// absent on events of no session.
@@ -87,6 +91,9 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 		if IsHardBounce(r.SMTPCode, r.SMTPResponse) {
 			data.BounceType = "hard"
 		}
+	}
+	if typ == EventEmailBounced || typ == EventEmailDeferred || typ == EventEmailFailed {
+		data.MarkPolicyFailure(typ == EventEmailBounced)
 	}
 	return &Event{ID: NewID(PrefixEvent, now), AccountID: m.AccountID, Type: typ, CreatedAt: now.UTC(),
 		MessageID: m.ID, Recipient: r.Address, Email: data}

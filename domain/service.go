@@ -12,8 +12,11 @@ import (
 // with a fresh DKIM key, checking its records now or on schedule, and
 // answering whether an account may send from it.
 type Service struct {
-	Store    mailroom.DomainStore
-	Checker  mailroom.DomainChecker
+	Store   mailroom.DomainStore
+	Checker mailroom.DomainChecker
+	// Health runs the health checks that each check refreshes (docs/api.md
+	// "Domain health"); nil leaves a domain's checks as they are.
+	Health   mailroom.DomainHealthChecker
 	Sealer   mailroom.Sealer
 	Settings mailroom.RecordSettings
 	Now      func() time.Time
@@ -165,9 +168,24 @@ func (s *Service) Verify(ctx context.Context, accountID, name string) (*mailroom
 // check looks d up in DNS, moves it through its states and saves it, with
 // the event of a status change in the same transaction.
 func (s *Service) check(ctx context.Context, d *mailroom.Domain) error {
+	// The health checks run beside the records' check, so that a verify
+	// waits for the slower of the two, not both; they are advice and
+	// never move the status.
+	var checks []mailroom.HealthCheck
+	healthDone := make(chan struct{})
+	go func() {
+		defer close(healthDone)
+		if s.Health != nil {
+			checks = s.Health.Health(ctx, d)
+		}
+	}()
 	result, err := s.Checker.Check(ctx, d)
+	<-healthDone
 	if err != nil {
 		return mailroom.Unavailable(err)
+	}
+	if s.Health != nil {
+		d.Checks = checks
 	}
 	now := s.Now().UTC()
 	var event *mailroom.Event

@@ -19,6 +19,7 @@ func toDomain(d *mailroom.Domain) api.Domain {
 		NextCheckAt:   optWireTime(d.NextCheckAt),
 		IPPool:        optString(d.IPPool),
 		TLS:           api.DomainTLS(d.TLS.OrDefault()),
+		Checks:        toHealthChecks(d.Checks),
 	}
 }
 

@@ -94,7 +94,11 @@ func wireCases() []wireCase {
 	}
 	pending := &mailroom.Domain{Name: "example.com", Status: mailroom.DomainPending, Records: records, CreatedAt: wireT1, NextCheckAt: ptr(wireT2)}
 	verified := &mailroom.Domain{Name: "xn--bcher-kva.example", Status: mailroom.DomainVerified, CreatedAt: wireT1,
-		VerifiedAt: ptr(wireT2), LastCheckedAt: ptr(wireT3), NextCheckAt: ptr(wireT4), IPPool: "bulk"}
+		VerifiedAt: ptr(wireT2), LastCheckedAt: ptr(wireT3), NextCheckAt: ptr(wireT4), IPPool: "bulk",
+		Checks: []mailroom.HealthCheck{
+			{Name: mailroom.HealthDMARC, Status: mailroom.HealthWarn, Detail: `No DMARC record at _dmarc.xn--bcher-kva.example; add TXT "v=DMARC1; p=none;" <&>`},
+			{Name: mailroom.HealthDNSBL, Status: mailroom.HealthFail, Detail: "192.0.2.25 is listed on bl.example with 127.0.0.2"},
+		}}
 	noRecords := &mailroom.Domain{Name: "failed.example", Status: mailroom.DomainFailed, CreatedAt: wireT1, LastCheckedAt: ptr(wireT1)}
 
 	plain := &mailroom.Message{ID: "msg_01", Status: mailroom.MessageQueued,

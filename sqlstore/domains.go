@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -20,6 +20,10 @@ const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_
 // CreateWebhook and CreateTemplate do.
 func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) error {
 	records, err := json.Marshal(d.Records)
+	if err != nil {
+		return err
+	}
+	checks, err := marshalHealthChecks(d.Checks)
 	if err != nil {
 		return err
 	}
@@ -39,10 +43,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS))
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks)
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -180,6 +184,10 @@ func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *
 	if err != nil {
 		return err
 	}
+	checks, err := marshalHealthChecks(d.Checks)
+	if err != nil {
+		return err
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		// The status before, read under the row's lock: a check that moves
 		// it is audited (domain.verified), by whoever asked for the check
@@ -193,9 +201,9 @@ func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *
 			return s.wrap(err, "save domain check")
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
-			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL WHERE id = $1`,
+			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL, checks = $8 WHERE id = $1`,
 			d.ID, string(d.Status), string(records), microsOrNil(d.VerifiedAt), microsOrNil(d.LastCheckedAt),
-			microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince)); err != nil {
+			microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), checks); err != nil {
 			return s.wrap(err, "save domain check")
 		}
 		if was != string(d.Status) {
@@ -229,15 +237,19 @@ func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.D
 
 func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var d mailroom.Domain
-	var status, records, tls string
+	var status, records, tls, checks string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {
+	err := json.Unmarshal([]byte(records), &d.Records)
+	if err != nil {
 		return nil, fmt.Errorf("domain %s records: %w", d.ID, err)
+	}
+	if d.Checks, err = unmarshalHealthChecks(checks); err != nil {
+		return nil, fmt.Errorf("domain %s checks: %w", d.ID, err)
 	}
 	d.Status = mailroom.DomainStatus(status)
 	d.TLS = mailroom.TLSMode(tls).OrDefault()

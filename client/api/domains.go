@@ -57,6 +57,9 @@ type Domain struct {
 	// TLS is the domain's requirement of the TLS its mail leaves over
 	// (docs/api.md "TLS policy"): opportunistic (the default) or enforced.
 	TLS DomainTLS `json:"tls"`
+	// Checks are the health checks of the last verification or re-check
+	// (docs/api.md "Domain health"); empty before the first.
+	Checks []DomainHealthCheck `json:"checks"`
 }
 
 // DomainTLS is a sending domain's tls setting.

@@ -140,6 +140,11 @@ const (
 	BounceHard BounceType = "hard"
 	// BounceSoft is any other bounce.
 	BounceSoft BounceType = "soft"
+	// BouncePolicy is a refusal of the sender's authentication
+	// (Microsoft's 5.7.515, Gmail's 5.7.26, 5.7.27, 5.7.25, a 5.7.1 naming
+	// DMARC): PolicyFailure names the missing record. The address is not
+	// suppressed.
+	BouncePolicy BounceType = "policy"
 )
 
 // EmailEventData is the data of an email.* event (and the detail of a
@@ -170,6 +175,10 @@ type EmailEventData struct {
 	Site string `json:"site,omitempty"`
 	// Reason is why an email.deferred recipient was deferred.
 	Reason DeferralReason `json:"reason,omitempty"`
+	// PolicyFailure is set when the reply refused the sender's
+	// authentication (docs/api.md "Delivery"): which record is missing,
+	// and what to fix.
+	PolicyFailure string `json:"policyFailure,omitempty"`
 	// TLS is the TLS the attempt's SMTP session ran under; nil in clear
 	// text, and on events of no attempt.
 	TLS *TLSInfo `json:"tls,omitzero"`

@@ -59,6 +59,8 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags = append(serveFlags, "delivery-policy", "greylist-retry", "ip-pool")
 	// TLS reporting (issue 29).
 	serveFlags = append(serveFlags, "tls-rpt-from", "tls-rpt-interval")
+	// Domain health (issue 31).
+	serveFlags = append(serveFlags, "dnsbl")
 	cases := []struct {
 		command string
 		args    []string // the arguments the usage names

@@ -45,6 +45,7 @@ type serveConfig struct {
 	httpsFlags
 	requestMemoryFlags
 	tlsRptFlags
+	healthFlags
 	dev           bool
 	listen        string
 	tlsCert       string
@@ -84,6 +85,7 @@ func serveCommand(ctx context.Context, c0 *command, args []string, stdout, stder
 	c.httpsFlags.register(fs)
 	c.requestMemoryFlags.register(fs)
 	c.tlsRptFlags.register(fs)
+	c.healthFlags.register(fs)
 	fs.BoolVar(&c.dev, "dev", false, "zero set-up: self-signed TLS, an account \"dev\" and a key with every scope printed on start, mail captured, HTTPS on 127.0.0.1 only")
 	fs.StringVar(&c.listen, "listen", "", "the `HOST:PORT` the HTTPS API listens on (default \""+defaultListen+"\"; \""+defaultDevListen+"\" with --dev)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "certificate `FILE` (PEM); without it a self-signed one is made once in the data directory")
@@ -206,6 +208,9 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	domains, resolver, err := c.domainFlags.service(store, seal, c.hostname, log)
 	if err != nil {
+		return err
+	}
+	if domains.Health, err = c.healthFlags.health(resolver, c.hostname, domains.Settings.MXHost, c.sitesFlags.pools, &c.domainFlags); err != nil {
 		return err
 	}
 	// Each site's limits are this node's share: the heartbeat keeps the

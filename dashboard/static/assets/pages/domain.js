@@ -5,6 +5,7 @@ import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
 import { badge, button, confirm, copyButton, dl, dueTime, errorBox, pageHeader, time, toast } from '../ui.js';
 import { when } from '../format.js';
+import { healthList } from './domainhealth.js';
 
 const purposes = {
   dkim: { label: 'DKIM', what: 'Publishes the key that signs this domain’s mail, so receivers can check the signature.' },
@@ -22,6 +23,7 @@ export default async function render(ctx) {
 
   const summary = h('section', { class: 'card', 'aria-labelledby': 'domain-status-title' });
   const records = h('section', { class: 'card', id: 'records', 'aria-labelledby': 'records-title' });
+  const health = h('section', { class: 'card', id: 'health', 'aria-labelledby': 'health-title' });
   const result = h('div', { id: 'verify-result', role: 'status' });
 
   const verify = button('Verify now', async () => {
@@ -72,6 +74,7 @@ export default async function render(ctx) {
     result,
     summary,
     records,
+    health,
     h('section', { class: 'card config-danger', 'aria-labelledby': 'delete-domain-title' },
       h('div', { class: 'config-danger-text' },
         h('h2', { id: 'delete-domain-title' }, 'Delete this domain'),
@@ -82,6 +85,7 @@ export default async function render(ctx) {
   function draw() {
     replace(summary, statusSummary(domain));
     replace(records, recordList(domain));
+    replace(health, healthList(domain));
   }
   draw();
 
