@@ -93,7 +93,7 @@ func NewEmailEvent(m *MessageSummary, r *Recipient, typ string, now time.Time) *
 		}
 	}
 	if typ == EventEmailBounced || typ == EventEmailDeferred || typ == EventEmailFailed {
-		data.MarkPolicyFailure(typ == EventEmailBounced)
+		data.MarkPolicyFailure()
 	}
 	return &Event{ID: NewID(PrefixEvent, now), AccountID: m.AccountID, Type: typ, CreatedAt: now.UTC(),
 		MessageID: m.ID, Recipient: r.Address, Email: data}

@@ -93,22 +93,15 @@ func ClassifyPolicyFailure(code int, enhanced, text string) (PolicyFailure, bool
 	return PolicyFailure{}, false
 }
 
-// BouncePolicy is the bounce type of a permanent policy failure (a
-// bounce's EmailEventDetail.BounceType, beside "hard" and "soft"): the
-// receiver refused the sender's authentication, not the address, so the
-// address is not suppressed.
-const BouncePolicy = "policy"
-
 // MarkPolicyFailure sets d's PolicyFailure when its reply is a policy
-// failure (ClassifyPolicyFailure), and, on a bounce (bounced) that is not
-// a hard one, its BounceType to BouncePolicy.
-func (d *EmailEventDetail) MarkPolicyFailure(bounced bool) {
+// failure (ClassifyPolicyFailure). The bounce type stays what the reply
+// makes it: such a refusal (5.7.x) is a "soft" bounce, which suppresses
+// nothing, as it must: the receiver refused the sender's authentication,
+// not the address. bounceType keeps the two values clients branch on.
+func (d *EmailEventDetail) MarkPolicyFailure() {
 	pf, ok := ClassifyPolicyFailure(d.SMTPCode, "", d.SMTPResponse)
 	if !ok {
 		return
 	}
 	d.PolicyFailure = pf.Reason
-	if bounced && d.BounceType != "hard" {
-		d.BounceType = BouncePolicy
-	}
 }

@@ -62,8 +62,8 @@ func TestClassifyPolicyFailure(t *testing.T) {
 	}
 }
 
-// A policy bounce is "policy", not "soft", names the record in
-// policyFailure and suppresses nothing; a policy deferral keeps its
+// A policy bounce stays "soft" (bounceType has two values), names the
+// record in policyFailure and suppresses nothing; a policy deferral keeps its
 // reason (the site still slows down) and names the record too; other
 // bounces carry no policyFailure.
 func TestPolicyFailureInEvents(t *testing.T) {
@@ -77,7 +77,7 @@ func TestPolicyFailureInEvents(t *testing.T) {
 
 	a := mailroom.NewAttempt(q, mailroom.RecipientResult{Outcome: mailroom.Bounced, Code: 550,
 		Enhanced: "5.7.515", Response: "5.7.515 Access denied, sending domain [shop.example] doesn't meet the required authentication level."}, now, policy, 1)
-	if e := a.Event.Email; e.BounceType != mailroom.BouncePolicy || !strings.Contains(e.PolicyFailure, "dmarc record") || a.Suppress != nil {
+	if e := a.Event.Email; e.BounceType != "soft" || !strings.Contains(e.PolicyFailure, "dmarc record") || a.Suppress != nil {
 		t.Errorf("a 5.7.515 bounce: bounceType %q, policyFailure %q, suppress %v", e.BounceType, e.PolicyFailure, a.Suppress)
 	}
 

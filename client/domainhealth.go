@@ -22,7 +22,3 @@ const (
 	DomainHealthWarn = api.DomainHealthWarn
 	DomainHealthFail = api.DomainHealthFail
 )
-
-// BouncePolicy: EmailEventData.BounceType of a refusal of the sender's
-// authentication (EmailEventData.PolicyFailure says which record).
-const BouncePolicy = api.BouncePolicy

@@ -191,7 +191,7 @@ func (s *Reports) dsnOutcome(m *mailroom.Message, target *mailroom.Recipient, bl
 	if hard {
 		ev.Email.BounceType = "hard"
 	}
-	ev.Email.MarkPolicyFailure(status == mailroom.RecipientBounced)
+	ev.Email.MarkPolicyFailure()
 	o := &mailroom.ReportOutcome{MessageID: m.ID, Address: r.Address, Event: ev}
 	if status != "" {
 		o.Status, o.SMTPCode, o.SMTPResponse = status, code, response

@@ -140,11 +140,6 @@ const (
 	BounceHard BounceType = "hard"
 	// BounceSoft is any other bounce.
 	BounceSoft BounceType = "soft"
-	// BouncePolicy is a refusal of the sender's authentication
-	// (Microsoft's 5.7.515, Gmail's 5.7.26, 5.7.27, 5.7.25, a 5.7.1 naming
-	// DMARC): PolicyFailure names the missing record. The address is not
-	// suppressed.
-	BouncePolicy BounceType = "policy"
 )
 
 // EmailEventData is the data of an email.* event (and the detail of a
