@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, dkim_keys`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -20,6 +20,10 @@ const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_
 // CreateWebhook and CreateTemplate do.
 func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) error {
 	records, err := json.Marshal(d.Records)
+	if err != nil {
+		return err
+	}
+	keys, err := marshalDKIMKeys(d.DKIMKeys)
 	if err != nil {
 		return err
 	}
@@ -39,10 +43,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS))
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), keys)
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -134,21 +138,126 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 	if u.IPPool != nil {
 		pool = *u.IPPool
 	}
-	d, err := scanDomain(s.write.QueryRowContext(ctx, `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
-		WHERE account_id = $1 AND name = $2 RETURNING `+domainColumns, accountID, name, tls, pool))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+	const update = `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
+		WHERE account_id = $1 AND name = $2 RETURNING ` + domainColumns
+	if u.DKIMEd25519 == nil {
+		d, err := scanDomain(s.write.QueryRowContext(ctx, update, accountID, name, tls, pool))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		return d, s.wrap(err, "update domain")
 	}
-	return d, s.wrap(err, "update domain")
+	// The Ed25519 key changes the domain's keys and records: read under
+	// the row's lock (the UPDATE takes it) and written in the same
+	// transaction, so that a concurrent rotation or check is not lost.
+	var d *mailroom.Domain
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDomain(tx.QueryRowContext(ctx, update, accountID, name, tls, pool))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "update domain")
+		}
+		var key mailroom.DomainDKIMKey
+		if u.Ed25519Key != nil {
+			key = *u.Ed25519Key
+		} else if *u.DKIMEd25519 && d.DKIMKeyOf(mailroom.DKIMKeyEd25519) == nil {
+			return fmt.Errorf("update domain: dkimEd25519 without a key to add")
+		}
+		if mailroom.SetDKIMEd25519(d, *u.DKIMEd25519, key) {
+			return s.writeDomainKeys(ctx, tx, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
-// SaveDomainCheck stores a check's outcome and its event in one transaction.
-func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
+// RotateDomainDKIM adds next as the domain's pending DKIM key in one
+// transaction: the row is read under its lock, so that two rotations at
+// once cannot both find no pending key.
+func (s *Store) RotateDomainDKIM(ctx context.Context, accountID, name string, next mailroom.DomainDKIMKey) (*mailroom.Domain, error) {
+	var d *mailroom.Domain
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDomain(tx.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains
+			WHERE account_id = $1 AND name = $2`+s.dialect.Locks.Rows, accountID, name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "rotate domain DKIM key")
+		}
+		if err := mailroom.RotateDKIM(d, next); err != nil {
+			return err
+		}
+		return s.writeDomainKeys(ctx, tx, d)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// writeDomainKeys writes d's DKIM keys, active and others, and its records.
+func (s *Store) writeDomainKeys(ctx context.Context, tx *sql.Tx, d *mailroom.Domain) error {
 	records, err := json.Marshal(d.Records)
 	if err != nil {
 		return err
 	}
+	keys, err := marshalDKIMKeys(d.DKIMKeys)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE domains SET dkim_selector = $2, dkim_public_key = $3, dkim_private_key = $4,
+		dkim_keys = $5, records = $6 WHERE id = $1`,
+		d.ID, d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed, keys, string(records))
+	return s.wrap(err, "write domain DKIM keys")
+}
+
+// marshalDKIMKeys is the dkim_keys column's JSON: "[]" for none.
+func marshalDKIMKeys(keys []mailroom.DomainDKIMKey) (string, error) {
+	if len(keys) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(keys)
+	return string(b), err
+}
+
+// SaveDomainCheck stores a check's outcome and its event in one transaction.
+// The DKIM keys are read again under the row's lock and settled with the
+// check's records: a rotation or Ed25519 change made while the check
+// looked up DNS is kept, and its record joins (pending).
+func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var keys string
+		err := tx.QueryRowContext(ctx, `SELECT dkim_selector, dkim_public_key, dkim_private_key, dkim_keys FROM domains
+			WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&d.DKIMSelector, &d.DKIMPublicKey, &d.DKIMPrivateKeySealed, &keys)
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
+		}
+		if err != nil {
+			return s.wrap(err, "save domain check")
+		}
+		if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
+			return err
+		}
+		now := time.Now()
+		if d.LastCheckedAt != nil {
+			now = *d.LastCheckedAt
+		}
+		mailroom.SettleDKIMKeys(d, now)
+		if err := s.writeDomainKeys(ctx, tx, d); err != nil {
+			return err
+		}
+		records, err := json.Marshal(d.Records)
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
 			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL WHERE id = $1`,
 			d.ID, string(d.Status), string(records), microsOrNil(d.VerifiedAt), microsOrNil(d.LastCheckedAt),
@@ -184,11 +293,15 @@ func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.D
 
 func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var d mailroom.Domain
-	var status, records, tls string
+	var status, records, tls, keys string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &keys); err != nil {
+		return nil, err
+	}
+	var err error
+	if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {
@@ -202,6 +315,14 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	d.NextCheckAt = fromNullMicros(next)
 	d.FailingSince = fromNullMicros(failing)
 	return &d, nil
+}
+
+func unmarshalDKIMKeys(id, keys string) ([]mailroom.DomainDKIMKey, error) {
+	var out []mailroom.DomainDKIMKey
+	if err := json.Unmarshal([]byte(keys), &out); err != nil {
+		return nil, fmt.Errorf("domain %s DKIM keys: %w", id, err)
+	}
+	return out, nil
 }
 
 // collect scans every row with scan and closes rows.
