@@ -155,7 +155,8 @@ func SettleDKIMKeys(d *Domain, now time.Time) (moved bool) {
 // record's last check (status, found, problem): the active key's record
 // first and required, then the pending, Ed25519 and retired keys' records,
 // not required (a retired one with its RemovableAfter). A key without a
-// record gets a pending one; a record whose key is gone leaves. The other
+// record gets a pending one (the active key's record is made with the
+// domain, by BuildDomainRecords); a record whose key is gone leaves. The other
 // records keep their places.
 func SyncDKIMRecords(d *Domain) {
 	if d.DKIMSelector == "" && len(d.DKIMKeys) == 0 {
@@ -190,6 +191,9 @@ func SyncDKIMRecords(d *Domain) {
 	for i, k := range keys {
 		name := k.RecordName(d.Name)
 		r, ok := byName[name]
+		if !ok && i == 0 {
+			continue // the active key's record comes with the domain (BuildDomainRecords)
+		}
 		if !ok {
 			r = DNSRecord{Purpose: PurposeDKIM, Type: "TXT", Name: name, Status: RecordPending}
 		}
