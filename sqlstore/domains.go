@@ -164,7 +164,8 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 		if u.Ed25519Key != nil {
 			key = *u.Ed25519Key
 		} else if *u.DKIMEd25519 && d.DKIMKeyOf(mailroom.DKIMKeyEd25519) == nil {
-			return fmt.Errorf("update domain: dkimEd25519 without a key to add")
+			// Removed since package domain saw it there and made no key.
+			return mailroom.Errorf(mailroom.ECodeInvalidState, "The Ed25519 key of %s was removed meanwhile; ask again.", name)
 		}
 		if mailroom.SetDKIMEd25519(d, *u.DKIMEd25519, key) {
 			return s.writeDomainKeys(ctx, tx, d)
