@@ -23,6 +23,11 @@ func (s *Service) RotateDKIM(ctx context.Context, accountID, rawName string) (*m
 	if err != nil {
 		return nil, err
 	}
+	if s.Sandbox != "" && name == s.Sandbox {
+		// Never looked up in DNS (Verify answers it as it is): a new
+		// key's record could never be found, and signing never move.
+		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "The sandbox domain %s is not looked up in DNS, so its DKIM key cannot rotate; rotate the key of a domain of your own.", name)
+	}
 	if p := d.DKIMKeyOf(mailroom.DKIMKeyPending); p != nil {
 		// The store refuses it as well; asking first spares a key.
 		return nil, mailroom.RotateDKIM(d, *p)
