@@ -271,3 +271,19 @@ func TestDKIMEd25519ThroughDNS(t *testing.T) {
 	}
 	w.signedUntil(t, c, key, "rsa-sha256 "+rsaSel+" pass")
 }
+
+// The --dev sandbox domain is never looked up in DNS: a rotation, whose
+// new record could never be found, is refused and changes nothing.
+func TestDKIMRotationRefusedForTheSandbox(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "mailroom-data"), "--dev")
+	r := s.client.Do(apitest.Request{Method: "POST", Path: "/v1/domains/mailroom.test/dkim/rotate", Key: s.devKey})
+	if r.Status != 409 || r.Code() != "invalid_state" || !strings.Contains(r.Str("message"), "sandbox") {
+		t.Fatalf("rotating the sandbox: %d %s", r.Status, r.Body)
+	}
+	if recs := dkimRecords(domainOf(t, s.client.Do(apitest.Request{Method: "GET", Path: "/v1/domains/mailroom.test", Key: s.devKey}))); len(recs) != 1 {
+		t.Fatalf("the sandbox's DKIM records after a refused rotation: %+v", recs)
+	}
+	if r := s.client.Do(apitest.Request{Method: "POST", Path: "/v1/domains/nothere.example/dkim/rotate", Key: s.devKey}); r.Status != 404 {
+		t.Fatalf("rotating a domain the account lacks: %d %s", r.Status, r.Body)
+	}
+}
