@@ -77,7 +77,8 @@ func domainFields(d *Domain) map[string]any {
 	if d.IPPool != "" {
 		pool = d.IPPool
 	}
-	return map[string]any{"name": d.Name, "status": string(d.Status), "ipPool": pool, "tls": string(d.TLS.OrDefault())}
+	return map[string]any{"name": d.Name, "status": string(d.Status), "ipPool": pool, "tls": string(d.TLS.OrDefault()),
+		"dkimEd25519": d.DKIMKeyOf(DKIMKeyEd25519) != nil}
 }
 
 // DomainCreatedChanges are the changes of domain.created.

@@ -23,6 +23,10 @@ type Domain struct {
 	DKIMPublicKey string
 	// DKIMPrivateKeySealed is the PKCS#8 private key encrypted at rest.
 	DKIMPrivateKeySealed []byte
+	// DKIMKeys are the domain's DKIM keys beside the active RSA key above:
+	// the next RSA key of a rotation, the keys rotated away from until
+	// their records may go, and the Ed25519 key (dkimrotation.go).
+	DKIMKeys []DomainDKIMKey
 	// ReturnPathDomain is the envelope sender's domain (bounces.<Name>).
 	ReturnPathDomain string
 	Records          []DNSRecord
@@ -76,6 +80,9 @@ type DNSRecord struct {
 	// Problem says in words why the record is not verified, or why the
 	// last check could not decide (a DNS timeout keeps the old status).
 	Problem string `json:"problem,omitempty"`
+	// RemovableAfter is set on the record of a DKIM key that no longer
+	// signs (rotated away from): from then on the customer may delete it.
+	RemovableAfter *time.Time `json:"removableAfter,omitempty"`
 }
 
 // RecordPurpose says what a record is for.

@@ -57,8 +57,13 @@ const (
 //
 // VerifiedAt is when the domain last became verified; FailingSince is set on
 // entering temporary_failure and cleared on becoming verified.
+//
+// Before the status is decided, the DKIM keys settle (SettleDKIMKeys): a
+// rotation whose new record was found moves signing to the new key, whose
+// record is then the required one.
 func ApplyDomainCheck(d *Domain, records []DNSRecord, indeterminate bool, now time.Time) (event string) {
 	d.Records = records
+	SettleDKIMKeys(d, now)
 	d.LastCheckedAt = domainTimePtr(now)
 	verified := requiredRecordsVerified(records)
 

@@ -12,7 +12,15 @@ type DomainUpdate struct {
 	// callers validate it with ValidIPPoolName. The operator's alone:
 	// the API shows it and does not set it.
 	IPPool *string
+	// DKIMEd25519 adds (true) or removes (false) the domain's Ed25519
+	// DKIM key and its record (RFC 8463; docs/api.md "Domains").
+	DKIMEd25519 *bool
+	// Ed25519Key is the key to add when DKIMEd25519 is true and the
+	// domain has none yet, sealed: package domain makes it (it has the
+	// sealer) before the store's transaction, which keeps the domain's
+	// own key if it has one (SetDKIMEd25519).
+	Ed25519Key *DomainDKIMKey
 }
 
 // Empty reports whether u changes nothing.
-func (u DomainUpdate) Empty() bool { return u.TLS == nil && u.IPPool == nil }
+func (u DomainUpdate) Empty() bool { return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil }

@@ -91,7 +91,16 @@ type DomainStore interface {
 	// times of d) and releases its lease; when event is not nil it is
 	// written in the same transaction. A domain deleted meanwhile is
 	// ECodeNotFound.
+	//
+	// The DKIM keys are settled again under the row's lock from the keys
+	// stored now (SettleDKIMKeys with d.LastCheckedAt), so that a rotation
+	// or an Ed25519 change made while the check ran is kept.
 	SaveDomainCheck(ctx context.Context, d *Domain, event *Event) error
+	// RotateDomainDKIM adds next as the pending DKIM key of an account's
+	// domain (RotateDKIM: ECodeInvalidState when one is pending already),
+	// in one transaction, and returns the domain as it now is. An unknown
+	// domain is ECodeNotFound.
+	RotateDomainDKIM(ctx context.Context, accountID, name string, next DomainDKIMKey) (*Domain, error)
 	// ClaimDueDomains leases up to limit domains whose next check is due at
 	// now and that no live lease holds, so that nodes sharing storage never
 	// check one domain at once; a lease that expires (its node died) lets

@@ -124,8 +124,14 @@ type Transport interface {
 type DKIMKey struct {
 	Domain   string
 	Selector string
-	// PrivateKeyPKCS8 is the opened (not sealed) RSA private key.
+	// PrivateKeyPKCS8 is the opened (not sealed) private key: RSA, or
+	// Ed25519 for a key in Also.
 	PrivateKeyPKCS8 []byte
+	// Also are further keys of the domain that sign beside this one, each
+	// with a DKIM-Signature of its own (RFC 6376 §4.2 lets a message carry
+	// several; RFC 8463 §3 pairs Ed25519 with RSA for verifiers that know
+	// only RSA). Their own Also is ignored.
+	Also []DKIMKey
 }
 
 // Composer renders a message as RFC 5322 bytes (package compose).

@@ -45,6 +45,19 @@ func (c *Client) VerifyDomain(ctx context.Context, name string) (*Domain, error)
 	return result(out, c.send(ctx, "POST", "/v1/domains/"+pathEscape(name)+"/verify", nil, retrySafe, out))
 }
 
+// RotateDomainDKIM starts a rotation of the domain's DKIM key and answers
+// the domain with the new key's record beside the active one, status
+// pending: POST /v1/domains/{domain}/dkim/rotate (scope domains). Publish
+// that record and verify the domain; signing moves to the new key once
+// the record is found, and the old record then carries RemovableAfter. A
+// rotation already pending is *Error with code invalid_state (409). Not
+// retried after the request may have been sent: a second rotation would
+// be refused as pending, or start another.
+func (c *Client) RotateDomainDKIM(ctx context.Context, name string) (*Domain, error) {
+	out := new(Domain)
+	return result(out, c.send(ctx, "POST", "/v1/domains/"+pathEscape(name)+"/dkim/rotate", nil, retryUnsent, out))
+}
+
 // UpdateDomain changes the settings req sets, such as TLS; the others
 // keep their values: PATCH /v1/domains/{domain} (scope domains). Setting
 // a value twice is the same as once, so it is retried like a read.

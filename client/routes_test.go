@@ -46,6 +46,7 @@ func TestEveryMethodsRequest(t *testing.T) {
 		{"CreateDomain", 201, `{}`, func(c *Client) error { _, err := c.CreateDomain(ctx, "example.com"); return err }, `POST /v1/domains {"name":"example.com"}`},
 		{"ListDomains", 200, `{"data":[],"nextCursor":null}`, func(c *Client) error { _, err := c.ListDomains(ctx, nil); return err }, "GET /v1/domains"},
 		{"GetDomain", 200, `{}`, func(c *Client) error { _, err := c.GetDomain(ctx, "example.com"); return err }, "GET /v1/domains/example.com"},
+		{"RotateDomainDKIM", 200, `{}`, func(c *Client) error { _, err := c.RotateDomainDKIM(ctx, "example.com"); return err }, "POST /v1/domains/example.com/dkim/rotate"},
 		{"VerifyDomain", 200, `{}`, func(c *Client) error { _, err := c.VerifyDomain(ctx, "example.com"); return err }, "POST /v1/domains/example.com/verify"},
 		{"DeleteDomain", 204, ``, func(c *Client) error { return c.DeleteDomain(ctx, "example.com") }, "DELETE /v1/domains/example.com"},
 

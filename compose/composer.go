@@ -37,7 +37,7 @@ var _ mailroom.Composer = Composer{}
 func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, error) {
 	// The key first: a domain whose key cannot be opened cannot send
 	// anything, and saying so beats saying what else is wrong.
-	signer, err := signerFor(key)
+	signers, err := signersFor(key)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +77,16 @@ func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, er
 	if perRecipient(m) {
 		return msg, nil
 	}
-	sig, err := sign(msg, key, signer, fields.signedNames())
-	if err != nil {
-		return nil, err
+	// One signature per key (RSA, and Ed25519 beside it, RFC 8463 §3),
+	// each over the message without the others: a verifier checks each
+	// on its own (RFC 6376 §4.2), and h= does not name DKIM-Signature.
+	sig := ""
+	for _, ks := range signers {
+		one, err := sign(msg, ks.key, ks.signer, fields.signedNames())
+		if err != nil {
+			return nil, err
+		}
+		sig += one
 	}
 	if len(sig) <= sigRoom {
 		out := buf.Bytes()[sigRoom-len(sig):]

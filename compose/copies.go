@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -33,7 +32,7 @@ import (
 // sign.go does (rsa-sha256, relaxed/relaxed, From over-signed) and is held
 // to the same verifiers in the tests (go-msgauth, dkimpy).
 func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailroom.Header) ([]byte, error), error) {
-	signer, err := signerFor(key)
+	signers, err := signersFor(key)
 	if err != nil {
 		return nil, err
 	}
@@ -57,11 +56,14 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 			}
 		}
 	}
-	tags := "v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + key.Domain + "; s=" + key.Selector
-	if stamp != "" {
-		tags += "; t=" + stamp
+	tags := make([]string, len(signers))
+	for i, ks := range signers {
+		tags[i] = "v=1; a=" + algorithm(ks.signer) + "; c=relaxed/relaxed; d=" + ks.key.Domain + "; s=" + ks.key.Selector
+		if stamp != "" {
+			tags[i] += "; t=" + stamp
+		}
+		tags[i] += "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
 	}
-	tags += "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
 
 	return func(extra []mailroom.Header) ([]byte, error) {
 		var head []byte
@@ -76,12 +78,16 @@ func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailr
 		}
 		all := append(own, header...)
 		names := signedNamesOf(all)
-		sig, err := signFields(all, names, tags, signer)
-		if err != nil {
-			return nil, err
+		var sigs []byte
+		for i, ks := range signers {
+			sig, err := signFields(all, names, tags[i], ks.signer)
+			if err != nil {
+				return nil, err
+			}
+			sigs = append(sigs, sig...)
 		}
-		out := make([]byte, 0, len(sig)+len(head)+len(base))
-		return append(append(append(out, sig...), head...), base...), nil
+		out := make([]byte, 0, len(sigs)+len(head)+len(base))
+		return append(append(append(out, sigs...), head...), base...), nil
 	}, nil
 }
 
@@ -147,7 +153,7 @@ func signFields(fs []rawField, names []string, tags string, signer crypto.Signer
 	}
 	unsigned := foldSignature("DKIM-Signature: " + tags + "; h=" + strings.Join(names, ":") + "; b=")
 	h.Write([]byte(relaxedField(unsigned)))
-	b, err := signer.Sign(rand.Reader, h.Sum(nil), crypto.SHA256)
+	b, err := signDigest(signer, h.Sum(nil))
 	if err != nil {
 		return "", fmt.Errorf("compose: DKIM: %w", err)
 	}

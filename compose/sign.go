@@ -2,6 +2,7 @@ package compose
 
 import (
 	"crypto"
+	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
@@ -34,9 +35,10 @@ func (fs fields) signedNames() []string {
 	return append(names, "From")
 }
 
-// parseKey opens the domain's PKCS #8 private key (RFC 5208). Only RSA: the
-// published record says k=rsa (mailroom.DKIMRecordValue), and RFC 8301
-// makes rsa-sha256 the algorithm every verifier has.
+// parseKey opens the domain's PKCS #8 private key (RFC 5208): RSA, whose
+// record says k=rsa (mailroom.DKIMRecordValue) and which RFC 8301 makes
+// the algorithm every verifier has, or Ed25519 (RFC 8463), which signs
+// only beside an RSA key (mailroom.DKIMKey.Also).
 func parseKey(key mailroom.DKIMKey) (crypto.Signer, error) {
 	if key.Domain == "" || key.Selector == "" {
 		return nil, fmt.Errorf("compose: DKIM key needs a domain and a selector, have d=%q s=%q", key.Domain, key.Selector)
@@ -45,15 +47,18 @@ func parseKey(key mailroom.DKIMKey) (crypto.Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compose: DKIM key of %s (selector %s): %w", key.Domain, key.Selector, err)
 	}
-	rk, ok := k.(*rsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("compose: DKIM key of %s (selector %s) is %T, not RSA", key.Domain, key.Selector, k)
+	switch k := k.(type) {
+	case *rsa.PrivateKey:
+		return k, nil
+	case ed25519.PrivateKey:
+		return k, nil
 	}
-	return rk, nil
+	return nil, fmt.Errorf("compose: DKIM key of %s (selector %s) is %T, not RSA or Ed25519", key.Domain, key.Selector, k)
 }
 
 // sign returns the DKIM-Signature field (RFC 6376 §3.5), CRLF-terminated,
-// for msg, to be put in front of it. rsa-sha256 with relaxed/relaxed
+// for msg, to be put in front of it. rsa-sha256 (or ed25519-sha256 for an
+// Ed25519 signer, RFC 8463 §3: go-msgauth picks it by the key) with relaxed/relaxed
 // canonicalization (§3.4.2, §3.4.4), which survives the re-folding and
 // whitespace changes that relays make.
 func sign(msg []byte, key mailroom.DKIMKey, signer crypto.Signer, names []string) (string, error) {

@@ -15,7 +15,8 @@ import (
 // header with an empty line; it comes back unchanged behind a
 // DKIM-Signature field.
 //
-// The signature is the one Compose and Copies make: rsa-sha256,
+// The signature is the one Compose and Copies make (one per key: RSA, and
+// Ed25519 beside it when the key has Also): rsa-sha256 or ed25519-sha256,
 // relaxed/relaxed (RFC 6376 §3.4.2, §3.4.4), over the fields of
 // signedHeaders the message has, From over-signed (§5.4.2, §8.15). It is
 // made with Copies' signer, which hashes the body once as it lies in raw
@@ -23,7 +24,7 @@ import (
 // signing, not the client's Date, which may be far off (a verifier may
 // refuse a t= in the future).
 func (c Composer) SignRaw(raw []byte, key mailroom.DKIMKey) ([]byte, error) {
-	signer, err := signerFor(key)
+	signers, err := signersFor(key)
 	if err != nil {
 		return nil, err
 	}
@@ -36,14 +37,19 @@ func (c Composer) SignRaw(raw []byte, key mailroom.DKIMKey) ([]byte, error) {
 		return nil, err
 	}
 	bh := relaxedBodyHash(raw[end+4:])
-	tags := "v=1; a=rsa-sha256; c=relaxed/relaxed; d=" + key.Domain + "; s=" + key.Selector +
-		"; t=" + strconv.FormatInt(c.now().Unix(), 10) + "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
-	sig, err := signFields(header, signedNamesOf(header), tags, signer)
-	if err != nil {
-		return nil, err
+	stamp := strconv.FormatInt(c.now().Unix(), 10)
+	var sigs []byte
+	for _, ks := range signers {
+		tags := "v=1; a=" + algorithm(ks.signer) + "; c=relaxed/relaxed; d=" + ks.key.Domain + "; s=" + ks.key.Selector +
+			"; t=" + stamp + "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
+		sig, err := signFields(header, signedNamesOf(header), tags, ks.signer)
+		if err != nil {
+			return nil, err
+		}
+		sigs = append(sigs, sig...)
 	}
-	out := make([]byte, 0, len(sig)+len(raw))
-	return append(append(out, sig...), raw...), nil
+	out := make([]byte, 0, len(sigs)+len(raw))
+	return append(append(out, sigs...), raw...), nil
 }
 
 var _ mailroom.RawSigner = Composer{}

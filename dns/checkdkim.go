@@ -11,9 +11,12 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// checkDKIM verifies that the selector's TXT record publishes this domain's
-// key (RFC 6376 §3.6.2.2): some TXT record at the name must be a valid key
-// record whose p= is d's public key.
+// checkDKIM verifies that the selector's TXT record publishes the key of
+// rec (RFC 6376 §3.6.2.2): some TXT record at the name must be a valid key
+// record whose k= and p= are those of rec's value. A domain has several
+// DKIM records during a rotation and with Ed25519 (RFC 8463 §4.2), each
+// checked against its own key; d's active key stands in for a record
+// value without p=.
 func (c *Checker) checkDKIM(ctx context.Context, d *mailroom.Domain, rec mailroom.DNSRecord) outcome {
 	txts, err := c.resolver().LookupTXT(ctx, rec.Name)
 	if err != nil {
@@ -25,16 +28,19 @@ func (c *Checker) checkDKIM(ctx context.Context, d *mailroom.Domain, rec mailroo
 			problem: fmt.Sprintf("No TXT record was found at %s; publish the value shown.", rec.Name),
 		}
 	}
-	want := d.DKIMPublicKey
-	if want == "" {
-		if tags, err := parseTags(rec.Value); err == nil {
-			want, _ = lookupTag(tags, "p")
+	want, wantK := d.DKIMPublicKey, "rsa"
+	if tags, err := parseTags(rec.Value); err == nil {
+		if p, ok := lookupTag(tags, "p"); ok && p != "" {
+			want = p
+		}
+		if k, ok := lookupTag(tags, "k"); ok {
+			wantK = k
 		}
 	}
 
 	problem := ""
 	for _, txt := range txts {
-		p, isKeyRecord := dkimProblem(txt, want)
+		p, isKeyRecord := dkimProblem(txt, want, wantK)
 		if p == "" {
 			return outcome{status: mailroom.RecordVerified, found: txts}
 		}
@@ -47,9 +53,10 @@ func (c *Checker) checkDKIM(ctx context.Context, d *mailroom.Domain, rec mailroo
 	return outcome{status: mailroom.RecordFailed, found: txts, problem: problem}
 }
 
-// dkimProblem returns why txt is not the key record publishing want, or ""
-// when it is; keyRecord says whether txt is meant as a key record at all.
-func dkimProblem(txt, want string) (problem string, keyRecord bool) {
+// dkimProblem returns why txt is not the key record publishing want, a key
+// of type wantK ("rsa" or "ed25519"), or "" when it is; keyRecord says
+// whether txt is meant as a key record at all.
+func dkimProblem(txt, want, wantK string) (problem string, keyRecord bool) {
 	tags, err := parseTags(txt)
 	if err != nil {
 		return fmt.Sprintf("The TXT record is not a valid DKIM tag list: %v.", err), false
@@ -64,8 +71,13 @@ func dkimProblem(txt, want string) (problem string, keyRecord bool) {
 	if v, ok := lookupTag(tags, "v"); ok && (tags[0].name != "v" || v != "DKIM1") {
 		return "The DKIM record must begin with v=DKIM1.", true
 	}
-	if k, ok := lookupTag(tags, "k"); ok && k != "rsa" {
-		return fmt.Sprintf("The DKIM record says k=%s, but this domain's key is an RSA key (k=rsa).", k), true
+	// k= defaults to rsa (RFC 6376 §3.6.1); an Ed25519 record must say
+	// k=ed25519 (RFC 8463 §4.2).
+	if k, _ := lookupTag(tags, "k"); k != wantK && (k != "" || wantK != "rsa") {
+		if k == "" {
+			k = "rsa (the default)"
+		}
+		return fmt.Sprintf("The DKIM record says k=%s, but this key is k=%s.", k, wantK), true
 	}
 	// h= and s=, when present, must allow what Mailroom signs: rsa-sha256
 	// signatures of email (RFC 6376 §3.6.1).

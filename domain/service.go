@@ -135,15 +135,6 @@ func (s *Service) newDomain(accountID, rawName string) (*mailroom.Domain, error)
 	return d, nil
 }
 
-// DKIMKey opens d's sealed private key into the key that signs its mail.
-func (s *Service) DKIMKey(d *mailroom.Domain) (mailroom.DKIMKey, error) {
-	private, err := s.Sealer.Open(d.DKIMPrivateKeySealed, []byte(d.ID))
-	if err != nil {
-		return mailroom.DKIMKey{}, err
-	}
-	return mailroom.DKIMKey{Domain: d.Name, Selector: d.DKIMSelector, PrivateKeyPKCS8: private}, nil
-}
-
 // SendingDomain reads the account's domain.
 func (s *Service) SendingDomain(ctx context.Context, accountID, name string) (*mailroom.Domain, error) {
 	return s.Store.Domain(ctx, accountID, name)

@@ -21,6 +21,19 @@ func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailr
 	if err != nil {
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", mailroom.Excerpt(rawName, 256))
 	}
+	if u.DKIMEd25519 != nil && *u.DKIMEd25519 && u.Ed25519Key == nil {
+		// The key is made before the store's transaction, and only for
+		// a domain that has none: the store keeps an existing one.
+		d, err := s.Store.Domain(ctx, accountID, name)
+		if err != nil {
+			return nil, err
+		}
+		if d.DKIMKeyOf(mailroom.DKIMKeyEd25519) == nil {
+			if u.Ed25519Key, err = s.newEd25519Key(d); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return s.Store.UpdateDomain(ctx, accountID, name, u)
 }
 

@@ -20,6 +20,7 @@ func toDomain(d *mailroom.Domain) api.Domain {
 		IPPool:        optString(d.IPPool),
 		TLS:           api.DomainTLS(d.TLS.OrDefault()),
 		Checks:        toHealthChecks(d.Checks),
+		DKIMEd25519:   d.DKIMKeyOf(mailroom.DKIMKeyEd25519) != nil,
 	}
 }
 
@@ -34,6 +35,7 @@ func toDNSRecords(rs []mailroom.DNSRecord) []api.DNSRecord {
 		out[i] = api.DNSRecord{
 			Purpose: api.RecordPurpose(r.Purpose), Type: r.Type, Name: r.Name, Value: r.Value, Priority: r.Priority,
 			Required: r.Required, Status: api.RecordStatus(r.Status), Found: r.Found, Problem: r.Problem,
+			RemovableAfter: optWireTime(r.RemovableAfter),
 		}
 	}
 	return out
@@ -109,7 +111,21 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request) {
 		mode := mailroom.TLSMode(*req.TLS)
 		u.TLS = &mode
 	}
+	u.DKIMEd25519 = req.DKIMEd25519
 	d, err := s.Domains.Update(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r), u)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toDomain(d))
+}
+
+// rotateDomainDKIM: POST /v1/domains/{domain}/dkim/rotate starts a
+// rotation of the domain's DKIM key (domain.Service.RotateDKIM) and
+// answers the domain with the new key's pending record; 409
+// invalid_state while one is pending.
+func (s *Server) rotateDomainDKIM(w http.ResponseWriter, r *http.Request) {
+	d, err := s.Domains.RotateDKIM(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r))
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -47,6 +47,7 @@ func (s *Server) routes() http.Handler {
 		"DELETE": s.authed(mailroom.ScopeDomains, s.deleteDomain),
 	})
 	handle("/v1/domains/{domain}/verify", methods{"POST": s.authed(mailroom.ScopeDomains, s.verifyDomain)})
+	handle("/v1/domains/{domain}/dkim/rotate", methods{"POST": s.authed(mailroom.ScopeDomains, s.rotateDomainDKIM)})
 
 	handle("/v1/templates", methods{
 		"GET":  s.authed(mailroom.ScopeTemplates, s.listTemplates),

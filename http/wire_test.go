@@ -100,6 +100,16 @@ func wireCases() []wireCase {
 			{Name: mailroom.HealthDNSBL, Status: mailroom.HealthFail, Detail: "192.0.2.25 is listed on bl.example with 127.0.0.2"},
 		}}
 	noRecords := &mailroom.Domain{Name: "failed.example", Status: mailroom.DomainFailed, CreatedAt: wireT1, LastCheckedAt: ptr(wireT1)}
+	// After a DKIM rotation moved signing, with an Ed25519 key beside it.
+	rotated := &mailroom.Domain{Name: "example.com", Status: mailroom.DomainVerified, CreatedAt: wireT1, VerifiedAt: ptr(wireT2),
+		LastCheckedAt: ptr(wireT3), NextCheckAt: ptr(wireT4), DKIMSelector: "mr2", DKIMPublicKey: "MIIC",
+		DKIMKeys: []mailroom.DomainDKIMKey{
+			{Role: mailroom.DKIMKeyRetired, Selector: "mr1", PublicKey: "MIIB", RemovableAfter: ptr(wireT3.Add(7 * 24 * time.Hour))},
+			{Role: mailroom.DKIMKeyEd25519, Selector: "ed1", PublicKey: "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="},
+		},
+		Records: []mailroom.DNSRecord{{Purpose: mailroom.PurposeDKIM, Type: "TXT", Name: "mr2._domainkey.example.com",
+			Value: "v=DKIM1; k=rsa; p=MIIC", Required: true, Status: mailroom.RecordVerified}}}
+	mailroom.SyncDKIMRecords(rotated)
 
 	plain := &mailroom.Message{ID: "msg_01", Status: mailroom.MessageQueued,
 		From: mailroom.Address{Address: "a@example.com"}, To: []mailroom.Address{{Address: "b@example.net"}},
@@ -203,6 +213,7 @@ func wireCases() []wireCase {
 		{"domain-pending", writes(201, func() any { return toDomain(pending) })},
 		{"domain-verified", writes(200, func() any { return toDomain(verified) })},
 		{"domain-norecords", writes(200, func() any { return toDomain(noRecords) })},
+		{"domain-rotated", writes(200, func() any { return toDomain(rotated) })},
 		{"domain-list-empty", writes(200, func() any { return newList([]api.Domain(nil), scopeDomains, "") })},
 
 		{"message-plain", writes(200, func() any { return toMessage(plain, nil) })},

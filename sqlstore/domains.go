@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -24,6 +24,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 		return err
 	}
 	checks, err := marshalHealthChecks(d.Checks)
+	if err != nil {
+		return err
+	}
+	keys, err := marshalDKIMKeys(d.DKIMKeys)
 	if err != nil {
 		return err
 	}
@@ -43,10 +47,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks)
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys)
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -152,6 +156,8 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 	if u.IPPool != nil {
 		pool = *u.IPPool
 	}
+	const update = `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
+		WHERE account_id = $1 AND name = $2 RETURNING ` + domainColumns
 	var d *mailroom.Domain
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		before, err := scanDomain(tx.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains
@@ -162,10 +168,26 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 		if err != nil {
 			return s.wrap(err, "update domain")
 		}
-		d, err = scanDomain(tx.QueryRowContext(ctx, `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
-			WHERE account_id = $1 AND name = $2 RETURNING `+domainColumns, accountID, name, tls, pool))
+		d, err = scanDomain(tx.QueryRowContext(ctx, update, accountID, name, tls, pool))
 		if err != nil {
 			return s.wrap(err, "update domain")
+		}
+		// The Ed25519 key changes the domain's keys and records, read
+		// under the row's lock and written in the same transaction, so
+		// that a concurrent rotation or check is not lost.
+		if u.DKIMEd25519 != nil {
+			var key mailroom.DomainDKIMKey
+			if u.Ed25519Key != nil {
+				key = *u.Ed25519Key
+			} else if *u.DKIMEd25519 && d.DKIMKeyOf(mailroom.DKIMKeyEd25519) == nil {
+				// Removed since package domain saw it there and made no key.
+				return mailroom.Errorf(mailroom.ECodeInvalidState, "The Ed25519 key of %s was removed meanwhile; ask again.", name)
+			}
+			if mailroom.SetDKIMEd25519(d, *u.DKIMEd25519, key) {
+				if err := s.writeDomainKeys(ctx, tx, d); err != nil {
+					return err
+				}
+			}
 		}
 		if c := mailroom.DomainUpdatedChanges(before, d); len(c) > 0 {
 			return s.recordAudit(ctx, tx, accountID, mailroom.AuditDomainUpdated, domainTarget(d.ID), c)
@@ -178,27 +200,98 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 	return d, nil
 }
 
-// SaveDomainCheck stores a check's outcome and its event in one transaction.
-func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
+// RotateDomainDKIM adds next as the domain's pending DKIM key in one
+// transaction: the row is read under its lock, so that two rotations at
+// once cannot both find no pending key.
+func (s *Store) RotateDomainDKIM(ctx context.Context, accountID, name string, next mailroom.DomainDKIMKey) (*mailroom.Domain, error) {
+	var d *mailroom.Domain
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDomain(tx.QueryRowContext(ctx, `SELECT `+domainColumns+` FROM domains
+			WHERE account_id = $1 AND name = $2`+s.dialect.Locks.Rows, accountID, name))
+		if errors.Is(err, sql.ErrNoRows) {
+			return mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		}
+		if err != nil {
+			return s.wrap(err, "rotate domain DKIM key")
+		}
+		if err := mailroom.RotateDKIM(d, next); err != nil {
+			return err
+		}
+		if err := s.writeDomainKeys(ctx, tx, d); err != nil {
+			return err
+		}
+		return s.recordAudit(ctx, tx, accountID, mailroom.AuditDomainDKIMRotated, domainTarget(d.ID),
+			mailroom.DomainDKIMRotatedChanges(d.DKIMSelector, next.Selector))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// writeDomainKeys writes d's DKIM keys, active and others, and its records.
+func (s *Store) writeDomainKeys(ctx context.Context, tx *sql.Tx, d *mailroom.Domain) error {
 	records, err := json.Marshal(d.Records)
 	if err != nil {
 		return err
 	}
+	keys, err := marshalDKIMKeys(d.DKIMKeys)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE domains SET dkim_selector = $2, dkim_public_key = $3, dkim_private_key = $4,
+		dkim_keys = $5, records = $6 WHERE id = $1`,
+		d.ID, d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed, keys, string(records))
+	return s.wrap(err, "write domain DKIM keys")
+}
+
+// marshalDKIMKeys is the dkim_keys column's JSON: "[]" for none.
+func marshalDKIMKeys(keys []mailroom.DomainDKIMKey) (string, error) {
+	if len(keys) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(keys)
+	return string(b), err
+}
+
+// SaveDomainCheck stores a check's outcome and its event in one transaction.
+// The DKIM keys are read again under the row's lock and settled with the
+// check's records: a rotation or Ed25519 change made while the check
+// looked up DNS is kept, and its record joins (pending).
+//
+// The status before is read under the same lock: a check that moves it is
+// audited (domain.verified), by whoever asked for the check (an API key
+// through POST …/verify, the system for a re-check).
+func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *mailroom.Event) error {
 	checks, err := marshalHealthChecks(d.Checks)
 	if err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		// The status before, read under the row's lock: a check that moves
-		// it is audited (domain.verified), by whoever asked for the check
-		// (an API key through POST …/verify, the system for a re-check).
-		var was string
-		err := tx.QueryRowContext(ctx, `SELECT status FROM domains WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&was)
+		var was, keys string
+		err := tx.QueryRowContext(ctx, `SELECT status, dkim_selector, dkim_public_key, dkim_private_key, dkim_keys FROM domains
+			WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&was, &d.DKIMSelector, &d.DKIMPublicKey, &d.DKIMPrivateKeySealed, &keys)
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
 		}
 		if err != nil {
 			return s.wrap(err, "save domain check")
+		}
+		if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
+			return err
+		}
+		now := time.Now()
+		if d.LastCheckedAt != nil {
+			now = *d.LastCheckedAt
+		}
+		mailroom.SettleDKIMKeys(d, now)
+		if err := s.writeDomainKeys(ctx, tx, d); err != nil {
+			return err
+		}
+		records, err := json.Marshal(d.Records)
+		if err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE domains SET status = $2, records = $3, verified_at = $4,
 			last_checked_at = $5, next_check_at = $6, failing_since = $7, lease_until = NULL, checks = $8 WHERE id = $1`,
@@ -237,15 +330,18 @@ func (s *Store) ClaimDueDomains(ctx context.Context, now time.Time, lease time.D
 
 func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var d mailroom.Domain
-	var status, records, tls, checks string
+	var status, records, tls, checks, keys string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys); err != nil {
 		return nil, err
 	}
-	err := json.Unmarshal([]byte(records), &d.Records)
-	if err != nil {
+	var err error
+	if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(records), &d.Records); err != nil {
 		return nil, fmt.Errorf("domain %s records: %w", d.ID, err)
 	}
 	if d.Checks, err = unmarshalHealthChecks(checks); err != nil {
@@ -259,6 +355,14 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	d.NextCheckAt = fromNullMicros(next)
 	d.FailingSince = fromNullMicros(failing)
 	return &d, nil
+}
+
+func unmarshalDKIMKeys(id, keys string) ([]mailroom.DomainDKIMKey, error) {
+	var out []mailroom.DomainDKIMKey
+	if err := json.Unmarshal([]byte(keys), &out); err != nil {
+		return nil, fmt.Errorf("domain %s DKIM keys: %w", id, err)
+	}
+	return out, nil
 }
 
 // collect scans every row with scan and closes rows.

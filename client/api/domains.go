@@ -57,6 +57,10 @@ type Domain struct {
 	// TLS is the domain's requirement of the TLS its mail leaves over
 	// (docs/api.md "TLS policy"): opportunistic (the default) or enforced.
 	TLS DomainTLS `json:"tls"`
+	// DKIMEd25519 says whether the domain has an Ed25519 DKIM key (RFC
+	// 8463) beside its RSA key: its record is among Records, and once
+	// verified the domain's mail carries both signatures.
+	DKIMEd25519 bool `json:"dkimEd25519"`
 	// Checks are the health checks of the last verification or re-check
 	// (docs/api.md "Domain health"); empty before the first.
 	Checks []DomainHealthCheck `json:"checks"`
@@ -81,6 +85,9 @@ const (
 // stay as they are.
 type DomainUpdateRequest struct {
 	TLS *DomainTLS `json:"tls,omitempty"`
+	// DKIMEd25519 true adds an Ed25519 DKIM key and its record to
+	// publish; false removes them.
+	DKIMEd25519 *bool `json:"dkimEd25519,omitempty"`
 }
 
 // DNSRecord is one record to publish, and what the last check found
@@ -104,4 +111,8 @@ type DNSRecord struct {
 	// Problem says why the record is not verified, or why the last check
 	// could not decide; left out when there is none.
 	Problem string `json:"problem,omitempty"`
+	// RemovableAfter is set on the record of a DKIM key that signing has
+	// moved away from (a rotation): from then on it may be deleted from
+	// DNS; left out on every other record.
+	RemovableAfter *time.Time `json:"removableAfter,omitempty"`
 }

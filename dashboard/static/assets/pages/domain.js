@@ -188,17 +188,40 @@ function recordState(r, domainStatus) {
   return badge(r.status);
 }
 
+/**
+ * dkimRoles tell a domain's DKIM records apart (docs/api.md, Domains): the
+ * key that signs (required), the next key of a rotation (signing moves to
+ * it once its record is found), the Ed25519 key (signs beside RSA once
+ * found), and a key signing moved away from, whose record may be deleted
+ * after removableAfter.
+ */
+const dkimRoles = {
+  next: { label: 'DKIM, next key', need: 'Key rotation', what: 'The new key of a rotation. Publish it, then verify: signing moves to it once it is found, and the current record may go 7 days later.' },
+  ed25519: { label: 'DKIM, Ed25519', need: 'Optional', what: 'A second signature with Ed25519 (RFC 8463), beside the RSA one, once this record is found.' },
+  old: { label: 'DKIM, old key', need: 'Removable', what: 'This key no longer signs. Keep the record until the date below for mail still on its way, then delete it.' },
+};
+
+function dkimRole(r) {
+  if (r.purpose !== 'dkim' || r.required) return '';
+  if (r.removableAfter) return 'old';
+  if (/\bk=ed25519\b/.test(r.value)) return 'ed25519';
+  return 'next';
+}
+
 function recordItem(r, domainStatus) {
-  const p = purposes[r.purpose] || { label: r.purpose, what: '' };
+  const roleName = dkimRole(r);
+  const role = dkimRoles[roleName];
+  const p = role || purposes[r.purpose] || { label: r.purpose, what: '' };
   const expected = r.type === 'MX' && r.priority !== undefined ? `${r.priority} ${r.value}` : r.value;
   const showFound = Array.isArray(r.found) && r.found.length > 0
     && (r.status !== 'verified' || !r.found.some((f) => same(f, expected)));
   const shownState = r.status === 'failed' && domainStatus === 'pending' ? 'pending' : r.status;
-  return h('li', { class: `record record-${shownState}`, dataset: { purpose: r.purpose } },
+  return h('li', { class: `record record-${shownState}`, dataset: roleName ? { purpose: r.purpose, role: roleName } : { purpose: r.purpose } },
     h('div', { class: 'record-head' },
       h('div', { class: 'record-title' },
         h('h3', {}, p.label),
-        h('span', { class: r.required ? 'record-need record-required' : 'record-need' }, r.required ? 'Required' : 'Recommended')),
+        h('span', { class: r.required ? 'record-need record-required' : 'record-need' },
+          r.required ? 'Required' : role ? role.need : 'Recommended')),
       recordState(r, domainStatus)),
     p.what ? h('p', { class: 'record-what small muted' }, p.what) : null,
     h('dl', { class: 'record-fields' },
@@ -207,6 +230,8 @@ function recordItem(r, domainStatus) {
       h('div', {}, h('dt', {}, 'Value'), h('dd', {}, copyable(r.value, `${p.label} record’s value`, 'record-data'))),
       r.priority !== undefined && r.priority !== null
         ? h('div', {}, h('dt', {}, 'Priority'), h('dd', {}, h('code', {}, String(r.priority)))) : null,
+      r.removableAfter
+        ? h('div', { class: 'record-removable' }, h('dt', {}, 'Removable after'), h('dd', {}, time(r.removableAfter))) : null,
       showFound ? h('div', { class: 'record-found' }, h('dt', {}, 'DNS has'),
         h('dd', {}, r.found.map((f) => h('code', { class: 'found-value' }, f)))) : null),
     r.problem ? h('p', { class: r.status === 'verified' ? 'record-note small muted' : 'record-problem small' }, r.problem) : null);
