@@ -44,6 +44,16 @@ type Delivery struct {
 	// they make the delivery's TLSRequirement.
 	RequireTLS bool
 	TLSMode    TLSMode
+	// Recorded, when set, is closed once the delivery's outcome is
+	// durable in storage (or its writing was given up). Until then the
+	// transport holds each session that carried the delivery: it starts
+	// no other transaction on it and neither closes nor quits it. A crash
+	// then repeats only what was in progress on each connection, never a
+	// transaction whose outcome was known and still waiting in the group
+	// commit behind the connection's next ones (docs/api.md "After a
+	// crash"); group commit still batches the outcomes of all the
+	// connections. Nil: a session is free once its transaction ends.
+	Recorded <-chan struct{}
 }
 
 // NotAttempted returns the results of a delivery that sent nothing because

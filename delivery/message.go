@@ -13,7 +13,8 @@ import (
 // transaction per recipient domain, side by side (docs/design.md "How mail is delivered"), or,
 // for marketing mail, one per recipient (deliverCopies). Each
 // domain's outcome is recorded as soon as its exchange ends (the store
-// shares the commit with its neighbours), so that a crash repeats only the
+// shares the commit with its neighbours), and the connection that carried
+// it starts its next exchange only then, so that a crash repeats only the
 // exchanges it interrupted.
 func (w *work) deliverMessage(msg []*mailroom.QueuedRecipient) {
 	d := w.d
@@ -91,8 +92,14 @@ func (w *work) deliverGroup(group []*mailroom.QueuedRecipient, raw []byte, signe
 		return
 	}
 	first := group[0]
+	// The sessions that carry the delivery wait for its outcome's commit
+	// before their next transaction (mailroom.Delivery.Recorded): closed
+	// on every way out, once the outcome is written or given up.
+	recorded := make(chan struct{})
+	defer close(recorded)
 	delivery := &mailroom.Delivery{MessageID: first.MessageID, Domain: first.Domain(), Data: raw, MayStart: w.mayStart,
-		IPPool: signed.IPPool, FirstAttempt: true, TLSMode: signed.TLSMode.OrDefault(), RequireTLS: first.Message.RequireTLS}
+		IPPool: signed.IPPool, FirstAttempt: true, TLSMode: signed.TLSMode.OrDefault(), RequireTLS: first.Message.RequireTLS,
+		Recorded: recorded}
 	greylisted := true
 	for _, q := range group {
 		delivery.Recipients = append(delivery.Recipients, q.Address)

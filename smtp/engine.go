@@ -173,11 +173,13 @@ func (e *engine) attempt(ctx context.Context, host string, w connRequest, source
 		return nil, why, false
 	}
 	res, reusable, _ := e.use(ctx, c, d, nil, gate)
-	if reusable {
-		e.conns.put(c)
-	} else {
-		c.close()
-	}
+	afterRecorded(d, func() {
+		if reusable {
+			e.conns.put(c)
+		} else {
+			c.close()
+		}
+	})
 	return res, status{}, true
 }
 

@@ -90,18 +90,20 @@ func (a *siteAttempt) run(ctx context.Context, sources []mailroom.SourceAddress,
 	if slices.ContainsFunc(res, func(r mailroom.RecipientResult) bool { return r.Outcome == mailroom.Delivered }) {
 		a.sites.Observe(l.key, mailroom.SiteEvent{Kind: mailroom.SiteDelivered, At: a.now(), MX: c.host})
 	}
+	var end func()
 	switch max := a.profile.MaxMessagesPerConnection; {
 	case throttle != nil:
 		// Never pooled: the receiver said to slow down.
-		go c.quit()
+		end = func() { go c.quit() }
 		a.throttled(l.key, mailroom.SiteThrottled, *throttle, c.host, res)
 	case !reusable:
-		c.close()
+		end = c.close
 	case max > 0 && c.transactions >= max:
-		go c.quit()
+		end = func() { go c.quit() }
 	default:
-		a.eng.conns.put(c)
+		end = func() { a.eng.conns.put(c) }
 	}
+	afterRecorded(a.del, end)
 	return res
 }
 

@@ -73,9 +73,15 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	}
 	x.from = ""
 	x.rcpts = nil
+	x.s.mu.Lock()
+	x.rec.Transaction = false // the client moved past its last one
+	x.s.mu.Unlock()
 	if err := x.s.beginTransaction(x.ip); err != nil {
 		return err
 	}
+	x.s.mu.Lock()
+	x.rec.Transaction = true
+	x.s.mu.Unlock()
 	x.from = from
 	x.requireTLS = opts != nil && opts.RequireTLS
 	return nil
@@ -191,4 +197,9 @@ func (x *session) Reset() {
 	x.rcpts = nil
 }
 
-func (x *session) Logout() error { return nil }
+func (x *session) Logout() error {
+	x.s.mu.Lock()
+	x.rec.Ended = time.Now()
+	x.s.mu.Unlock()
+	return nil
+}

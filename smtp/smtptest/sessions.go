@@ -1,6 +1,9 @@
 package smtptest
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Session is one client's SMTP session, as the server saw it: who
 // connected from where, and under which name.
@@ -11,6 +14,34 @@ type Session struct {
 	Helo string
 	// Messages is how many messages the session delivered.
 	Messages int
+	// Transaction says the session's last mail transaction was begun
+	// (MAIL accepted) and the client began no other after it: whether
+	// the client knows its outcome, and has written it down, the server
+	// cannot tell.
+	Transaction bool
+	// Ended is when the connection ended (QUIT, or cut), zero while it is
+	// open.
+	Ended time.Time
+}
+
+// CutTransactions counts the sessions that ended at since or later with a
+// transaction begun (Session.Transaction). Called once a client that was
+// killed at since has no connection left (Stats.Open), it bounds from above
+// the transactions that client had in progress at its death: each
+// connection's last one, and no earlier one of it, since the client had
+// begun another after those. A session that ended with QUIT just after
+// since, or that sat idle with its last outcome long written, is counted
+// too: the bound is loose, never short.
+func (s *Server) CutTransactions(since time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, x := range s.sessions {
+		if x.Transaction && !x.Ended.Before(since) {
+			n++
+		}
+	}
+	return n
 }
 
 // Sessions are the sessions that greeted so far, in order; a connection
