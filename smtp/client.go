@@ -59,6 +59,11 @@ type client struct {
 	// transactions counts the transactions begun on the session, for a
 	// site's messages per connection.
 	transactions int
+	// unrecorded, while not closed, says the outcome of the session's
+	// last transaction is not yet committed (its Delivery.Recorded): the
+	// next transaction goes as far as its message data, and waits for it
+	// before the final "." (transaction.awaitLastOutcome).
+	unrecorded <-chan struct{}
 
 	commandTimeout time.Duration
 	dataTimeout    time.Duration

@@ -173,13 +173,11 @@ func (e *engine) attempt(ctx context.Context, host string, w connRequest, source
 		return nil, why, false
 	}
 	res, reusable, _ := e.use(ctx, c, d, nil, gate)
-	afterRecorded(d, func() {
-		if reusable {
-			e.conns.put(c)
-		} else {
-			c.close()
-		}
-	})
+	if reusable {
+		e.conns.put(c)
+	} else {
+		afterRecorded(c, c.close)
+	}
 	return res, status{}, true
 }
 
@@ -262,7 +260,7 @@ func (e *engine) session(ctx context.Context, l *lease, hosts []string, addrs ad
 // (RFC 8689 §4.2.1), and each result the session's TLS.
 func (e *engine) use(ctx context.Context, c *client, d *mailroom.Delivery, throttled throttleRule, gate *tlsGate) ([]mailroom.RecipientResult, bool, *status) {
 	stop := context.AfterFunc(ctx, func() { _ = c.raw.Close() })
-	res, reusable, throttle := c.send(d, throttled, gate != nil && gate.req.RequireTLS)
+	res, reusable, throttle := c.send(d, throttled, gate != nil && gate.req.RequireTLS, ctx.Done())
 	if !stop() {
 		reusable = false
 	}

@@ -101,9 +101,10 @@ func (a *siteAttempt) run(ctx context.Context, sources []mailroom.SourceAddress,
 	case max > 0 && c.transactions >= max:
 		end = func() { go c.quit() }
 	default:
-		end = func() { a.eng.conns.put(c) }
+		a.eng.conns.put(c)
+		return res
 	}
-	afterRecorded(a.del, end)
+	afterRecorded(c, end)
 	return res
 }
 

@@ -21,6 +21,8 @@ type transaction struct {
 	throttle  *status
 	// requireTLS puts REQUIRETLS on MAIL FROM (RFC 8689 §4.2.1).
 	requireTLS bool
+	// done ends the delivery's wait for the session's last outcome.
+	done <-chan struct{}
 }
 
 // send runs d as one transaction on c: MAIL, a RCPT per recipient, and DATA
@@ -28,10 +30,11 @@ type transaction struct {
 // per recipient in order, and whether the session is clean and may carry
 // another transaction. A throttling reply (see throttleRule) marks the
 // recipients it concerns, and is returned: the session is then not clean.
-func (c *client) send(d *mailroom.Delivery, throttled throttleRule, requireTLS bool) ([]mailroom.RecipientResult, bool, *status) {
+func (c *client) send(d *mailroom.Delivery, throttled throttleRule, requireTLS bool, done <-chan struct{}) ([]mailroom.RecipientResult, bool, *status) {
 	t := &transaction{
 		c:          c,
 		d:          d,
+		done:       done,
 		res:        make([]mailroom.RecipientResult, len(d.Recipients)),
 		settled:    make([]bool, len(d.Recipients)),
 		throttled:  throttled,
@@ -204,6 +207,9 @@ func (t *transaction) body() bool {
 	c.deadline(c.dataTimeout)
 	dw := textproto.NewWriter(c.w).DotWriter()
 	_, err := dw.Write(t.d.Data)
+	if err == nil {
+		err = t.awaitLastOutcome()
+	}
 	if err == nil {
 		err = dw.Close() // writes the final "." and flushes
 	}
