@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mailroom/mailroom/atomicfile"
 )
@@ -30,6 +31,9 @@ func Backup(ctx context.Context, dataDir, out string) (size int64, err error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return 0, fmt.Errorf("%w at %s", ErrNoStore, dataDir)
 	} else if err != nil {
+		return 0, err
+	}
+	if err := outsideDataDir(dataDir, out); err != nil {
 		return 0, err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
@@ -71,6 +75,36 @@ func Backup(ctx context.Context, dataDir, out string) (size int64, err error) {
 		return 0, err
 	}
 	return info.Size(), nil
+}
+
+// ErrBackupInDataDir refuses a backup written into the data directory.
+var ErrBackupInDataDir = errors.New("the backup must go outside the data directory")
+
+// outsideDataDir refuses an out inside dataDir, links followed: there it
+// could take the name of the store's own files (mailroom.db beside its
+// live -wal, which corrupts the store; secret.key, which loses the key),
+// and a backup beside the store is lost with its disk anyway.
+func outsideDataDir(dataDir, out string) error {
+	dir, err := filepath.EvalSymlinks(dataDir)
+	if err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	outDir, err := filepath.EvalSymlinks(filepath.Dir(out))
+	if err != nil {
+		return fmt.Errorf("the backup's directory: %w", err)
+	}
+	outDir, err = filepath.Abs(outDir)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(dir, outDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w (%s is in %s): keep backups on another disk, apart from the store", ErrBackupInDataDir, out, dataDir)
+	}
+	return nil
 }
 
 // sqliteHeader opens every SQLite 3 database file (https://sqlite.org/fileformat.html §1.3.1).

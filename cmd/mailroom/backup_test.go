@@ -111,3 +111,38 @@ func TestRestoreMigratesAnOlderBackup(t *testing.T) {
 		}
 	}
 }
+
+// A backup is never written into the data directory, by any name or link:
+// there it could replace the live store's file beside its write-ahead log
+// (a corrupt store) or its secret key. The store is untouched after.
+func TestBackupRefusesTheDataDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, _, errOut := runCLI("accounts", "create", "acme", "--data-dir", "src"); code != 0 {
+		t.Fatalf("accounts create: %d %s", code, errOut)
+	}
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	if err := os.WriteFile(filepath.Join("src", "secret.key"), []byte(key), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join("src", "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("src", "link"); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"src/mailroom.db", "src/secret.key", "src/sub/b.db", "link/b.db", "src/../src/b.db"} {
+		code, stdout, errOut := runCLI("backup", "--data-dir", "src", "--out", out)
+		if code != 1 || stdout != "" || !strings.Contains(errOut, "the backup must go outside the data directory") {
+			t.Errorf("backup --out %s: exit %d, stdout %q, stderr %q; want it refused", out, code, stdout, errOut)
+		}
+	}
+	if now, err := os.ReadFile(filepath.Join("src", "secret.key")); err != nil || string(now) != string(key) {
+		t.Errorf("the secret key changed: %v", err)
+	}
+	if code, out, errOut := runCLI("accounts", "list", "--data-dir", "src"); code != 0 || !strings.Contains(out, "acme") {
+		t.Fatalf("the store after the refusals: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI("backup", "--data-dir", "src", "--out", "b.db"); code != 0 || !strings.Contains(out, "Backed up") {
+		t.Errorf("a backup beside the data directory: %d %s %s", code, out, errOut)
+	}
+}
