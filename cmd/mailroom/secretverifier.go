@@ -53,8 +53,13 @@ func secretKeyMismatch(sf storageFlags, createdKey bool) error {
 	if createdKey {
 		os.Remove(keyFile)
 	}
+	if sf.databaseURL != "" && createdKey {
+		return fmt.Errorf("secret key: this node was given no secret key, and the one it made now in %s is not the one this PostgreSQL store was started with: "+
+			"every node of a store needs the same secret key (DKIM keys and webhook secrets are sealed under it); "+
+			"give this node the key the other nodes use (--secret-key, --secret-key-file or MAILROOM_SECRET_KEY)", keyFile)
+	}
 	if sf.databaseURL != "" {
-		return fmt.Errorf("secret key: this node's --secret-key is not the one this PostgreSQL store was started with: " +
+		return fmt.Errorf("secret key: this node's secret key is not the one this PostgreSQL store was started with: " +
 			"every node of a store needs the same secret key (DKIM keys and webhook secrets are sealed under it); " +
 			"give this node the key the other nodes use (--secret-key, --secret-key-file or MAILROOM_SECRET_KEY)")
 	}
