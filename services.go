@@ -85,3 +85,29 @@ type AccountDomains interface {
 	// name in any case), ECodeNotFound when it has none.
 	FindDomain(ctx context.Context, accountID, idOrName string) (*Domain, error)
 }
+
+// MailReceiver takes mail for receiving domains (package receiving's
+// Receiver): what the inbound MX asks of receiving (docs/api.md "Receiving
+// mail").
+type MailReceiver interface {
+	// Accepts says whether the envelope recipient rcpt is at a verified
+	// receiving domain of some account, for RCPT: any other domain is
+	// refused there (the MX is never a relay).
+	Accepts(ctx context.Context, rcpt string) (bool, error)
+	// Receive checks one transaction's message as a receiver does and
+	// stores it, with its event, for each account its recipients belong
+	// to. An ECodeUnavailable error means storage could not take it: the
+	// MX answers 451 and the sender tries again.
+	Receive(ctx context.Context, in InboundMessage) error
+}
+
+// InboundMessage is one SMTP transaction the inbound MX took for
+// receiving domains: the client, its envelope and the bytes of DATA.
+type InboundMessage struct {
+	RemoteIP   string
+	Helo       string
+	MailFrom   string
+	Recipients []string
+	Data       []byte
+	ReceivedAt time.Time
+}
