@@ -163,3 +163,16 @@ func FuzzParse(f *testing.F) {
 		_, _ = fromDomain(raw)
 	})
 }
+
+// The decoded bytes of all parts together stay within the walk's budget
+// whatever a part decodes to: what is beyond it is cut and said.
+func TestWalkerBudgetCutsDecodedBytes(t *testing.T) {
+	w := walker{budget: 10}
+	got, err := w.read(strings.NewReader(strings.Repeat("x", 25)))
+	if len(got) != 10 || err == nil {
+		t.Errorf("read %d bytes, %v; want 10 and an error", len(got), err)
+	}
+	if got, _ := w.read(strings.NewReader("more")); len(got) != 0 {
+		t.Errorf("after the budget ran out, read %d bytes", len(got))
+	}
+}
