@@ -160,7 +160,7 @@ var propertyEnums = map[string][]string{
 	"Recipient.status":         strs(api.RecipientStatuses()),
 	"SendResult.status":        strs([]api.SendStatus{api.SendQueued, api.SendScheduled, api.SendDuplicate}),
 	"Domain.status":            strs([]api.DomainStatus{api.DomainPending, api.DomainVerified, api.DomainFailed, api.DomainTemporaryFailure}),
-	"DnsRecord.purpose":        strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC}),
+	"DnsRecord.purpose":        strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC, api.PurposeReceiving}),
 	"DnsRecord.status":         strs([]api.RecordStatus{api.RecordPending, api.RecordVerified, api.RecordFailed}),
 	"Suppression.reason":       strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
 	"WebhookAttempt.status":    strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),

@@ -128,6 +128,9 @@ func nextDomainCheck(d *Domain, now time.Time, indeterminate bool) *time.Time {
 	if indeterminate {
 		next = earlierTime(next, now.Add(indeterminateMaxInterval))
 	}
+	if receivingUnverified(d) {
+		next = earlierTime(next, now.Add(receivingUnverifiedInterval))
+	}
 	// A deadline already passed (the service was down) is due now.
 	if next.Before(now) {
 		next = now
@@ -157,11 +160,12 @@ func (d *Domain) becomeVerified(now time.Time) string {
 }
 
 // requiredRecordsVerified: the domain has required records and all are
-// verified. Optional ones (DMARC) never hold a domain back.
+// verified. Optional ones (DMARC) never hold a domain back, nor does the
+// receiving MX (IsSendingRecord), which is required to receive, not send.
 func requiredRecordsVerified(records []DNSRecord) bool {
 	n := 0
 	for _, r := range records {
-		if !r.Required {
+		if !r.Required || !IsSendingRecord(r) {
 			continue
 		}
 		if r.Status != RecordVerified {
@@ -174,7 +178,7 @@ func requiredRecordsVerified(records []DNSRecord) bool {
 
 func requiredRecordFailed(records []DNSRecord) bool {
 	for _, r := range records {
-		if r.Required && r.Status == RecordFailed {
+		if r.Required && IsSendingRecord(r) && r.Status == RecordFailed {
 			return true
 		}
 	}

@@ -20,7 +20,12 @@ type DomainUpdate struct {
 	// sealer) before the store's transaction, which keeps the domain's
 	// own key if it has one (SetDKIMEd25519).
 	Ed25519Key *DomainDKIMKey
+	// Receiving turns the domain's receiving of mail on or off
+	// (docs/api.md "Receiving mail"), with its MX record, ReceivingRecord:
+	// package domain makes the record (it has the record settings).
+	Receiving       *bool
+	ReceivingRecord *DNSRecord
 }
 
 // Empty reports whether u changes nothing.
-func (u DomainUpdate) Empty() bool { return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil }
+func (u DomainUpdate) Empty() bool { return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil && u.Receiving == nil }

@@ -190,6 +190,7 @@ const (
 	EventDomainFailed           = api.EventDomainFailed
 	EventDomainTemporaryFailure = api.EventDomainTemporaryFailure
 	EventWebhookTest            = api.EventWebhookTest
+	EventEmailReceived          = api.EventEmailReceived
 	EventAll                    = api.EventAll
 
 	// WebhookFormat: Webhook.Format, the payload an endpoint is sent.
@@ -215,6 +216,7 @@ const (
 	PurposeSPF        = api.PurposeSPF
 	PurposeReturnPath = api.PurposeReturnPath
 	PurposeDMARC      = api.PurposeDMARC
+	PurposeReceiving  = api.PurposeReceiving
 	RecordPending     = api.RecordPending
 	RecordVerified    = api.RecordVerified
 	RecordFailed      = api.RecordFailed

@@ -85,6 +85,8 @@ func (c *Checker) checkRecord(ctx context.Context, d *mailroom.Domain, rec mailr
 		return c.checkSPF(ctx, rec)
 	case mailroom.PurposeReturnPath:
 		return c.checkReturnPath(ctx, rec)
+	case mailroom.PurposeReceiving:
+		return c.checkReceiving(ctx, rec)
 	case mailroom.PurposeDMARC:
 		return c.checkDMARC(ctx, rec)
 	}

@@ -34,6 +34,12 @@ func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailr
 			}
 		}
 	}
+	if u.Receiving != nil && *u.Receiving {
+		// The MX the domain publishes to receive, at the domain itself,
+		// pointing at this service's MX host (--mx-host).
+		rec := mailroom.ReceivingRecord(name, s.Settings)
+		u.ReceivingRecord = &rec
+	}
 	return s.Store.UpdateDomain(ctx, accountID, name, u)
 }
 

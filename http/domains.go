@@ -21,6 +21,7 @@ func toDomain(d *mailroom.Domain) api.Domain {
 		TLS:           api.DomainTLS(d.TLS.OrDefault()),
 		Checks:        toHealthChecks(d.Checks),
 		DKIMEd25519:   d.DKIMKeyOf(mailroom.DKIMKeyEd25519) != nil,
+		Receiving:     d.Receiving,
 	}
 }
 
@@ -112,6 +113,7 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request) {
 		u.TLS = &mode
 	}
 	u.DKIMEd25519 = req.DKIMEd25519
+	u.Receiving = req.Receiving
 	d, err := s.Domains.Update(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r), u)
 	if err != nil {
 		writeError(w, r, err)

@@ -6,6 +6,11 @@
 // Reports service's (reports.go), which matches it to the message through
 // the return-path token every delivery's envelope sender carries
 // (returnpath.go).
+//
+// With a Server.Receiver, the same MX also takes every address of the
+// customers' receiving domains (docs/api.md "Receiving mail") and hands
+// each such message, whole, to it (receive.go): what is checked and
+// stored of it is package receiving's.
 package inbound
 
 import (

@@ -39,6 +39,11 @@ type Server struct {
 	// Handler says which recipients are taken and processes the reports.
 	// Required.
 	Handler Handler
+	// Receiver, when set, takes mail for receiving domains (docs/api.md
+	// "Receiving mail"): a recipient the Handler does not take is taken
+	// when the Receiver accepts it, and a message with such recipients
+	// is handed to it whole. Set MaxBytes to --receive-max-size with it.
+	Receiver mailroom.MailReceiver
 	// Parse reads a message into a report; ParseReport by default. It gets
 	// the message as a stream, bounded by MaxBytes: it should not need to
 	// hold all of it.

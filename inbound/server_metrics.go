@@ -46,6 +46,10 @@ const (
 	// OutcomeFailed: the Handler failed otherwise; the message was
 	// accepted and the report dropped.
 	OutcomeFailed = "failed"
+	// OutcomeReceived: a message for receiving domains was stored
+	// (once, whatever its number of recipients there); when storage
+	// could not take it the outcome is OutcomeUnavailable (451).
+	OutcomeReceived = "received"
 )
 
 // Outcomes lists every outcome, so that each counter exists at 0 from the
@@ -54,7 +58,7 @@ var Outcomes = []string{
 	OutcomeConnRefused, OutcomeClosedJunk, OutcomeClosedErrors, OutcomeClosedSessionTimeout,
 	OutcomeRcptRefused, OutcomeRcptError,
 	OutcomeTooLarge, OutcomeAborted, OutcomeUnparsed,
-	OutcomeApplied, OutcomeUnavailable, OutcomeFailed,
+	OutcomeApplied, OutcomeUnavailable, OutcomeFailed, OutcomeReceived,
 }
 
 // Metrics registers the return-path MX's counter on reg and returns the
@@ -65,6 +69,6 @@ var Outcomes = []string{
 func Metrics(reg prometheus.Registerer) func(outcome string) {
 	return smtpserver.Metrics(reg, "mailroom_inbound_smtp_total",
 		"What the return-path MX did with connections, recipients and messages, by outcome "+
-			"(conn_refused, closed_junk, closed_errors, closed_session_timeout, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed).",
+			"(conn_refused, closed_junk, closed_errors, closed_session_timeout, rcpt_refused, rcpt_error, too_large, aborted, unparsed, applied, unavailable, failed, received).",
 		Outcomes)
 }

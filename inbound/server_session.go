@@ -19,6 +19,9 @@ import (
 var (
 	// RFC 5321 §4.2.2 and RFC 3463 §3.2 (5.1.1, bad destination mailbox).
 	errNoSuchUser = smtpserver.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here (this server takes mail for bounce addresses only)")
+	// With a Receiver: neither a bounce address nor one of a receiving
+	// domain (never a relay).
+	errNoSuchUserReceiving = smtpserver.Reply(550, gosmtp.EnhancedCode{5, 1, 1}, "No such user here (this server takes mail for its bounce addresses and receiving domains only, and relays none)")
 	// 4.3.0: a temporary failure of the receiving system (RFC 3463 §3.5).
 	errRcptTemporary = smtpserver.ServiceFailure(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure looking up the recipient, try again later")
 	errUnavailable   = smtpserver.ServiceFailure(451, gosmtp.EnhancedCode{4, 3, 0}, "Temporary failure processing the message, try again later")
@@ -40,6 +43,17 @@ func (b backend) NewSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 type session struct {
 	smtpserver.Session[struct{}]
 	s *Server
+	// receiving are the transaction's recipients the Receiver took (at
+	// receiving domains), the others being the Handler's; guarded by Mu.
+	receiving []string
+}
+
+// Reset ends the transaction, its receiving recipients with it.
+func (x *session) Reset() {
+	x.Session.Reset()
+	x.Mu.Lock()
+	x.receiving = nil
+	x.Mu.Unlock()
 }
 
 // Mail takes any sender: bounces come from the null sender <> (RFC 5321
@@ -49,11 +63,18 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 	if max := x.Server.Limits().MaxBytes; opts != nil && opts.Size > max {
 		return smtpserver.ErrTooLarge(max)
 	}
-	return x.Open(from, struct{}{})
+	if err := x.Open(from, struct{}{}); err != nil {
+		return err
+	}
+	x.Mu.Lock()
+	x.receiving = nil
+	x.Mu.Unlock()
+	return nil
 }
 
-// Rcpt takes the recipients the Handler accepts and refuses all others:
-// the server is never a relay.
+// Rcpt takes the recipients the Handler accepts (bounce addresses) and
+// those the Receiver accepts (every address of a receiving domain, +tags
+// kept as they are), and refuses all others: the server is never a relay.
 func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	s, base := x.s, x.Server
 	ctx, cancel := base.HandlerContext()
@@ -62,6 +83,11 @@ func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	from := x.Tx.From
 	x.Mu.Unlock()
 	ok, err := s.Handler.Accepts(ctx, to)
+	receiving := false
+	if err == nil && !ok && s.Receiver != nil {
+		ok, err = s.Receiver.Accepts(ctx, to)
+		receiving = ok
+	}
 	if err != nil {
 		base.Observe(OutcomeRcptError)
 		base.Log().Warn("inbound: could not tell whether a recipient is taken; answered 451",
@@ -71,6 +97,9 @@ func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	if !ok {
 		base.Observe(OutcomeRcptRefused)
 		base.Log().Info("inbound recipient refused", "remote", x.Remote, "mail_from", from, "rcpt", to)
+		if s.Receiver != nil {
+			return errNoSuchUserReceiving
+		}
 		return errNoSuchUser
 	}
 	x.Mu.Lock()
@@ -78,6 +107,9 @@ func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	// A recipient named twice is applied once.
 	if !slices.Contains(x.Tx.Rcpts, to) {
 		x.Tx.Rcpts = append(x.Tx.Rcpts, to)
+		if receiving {
+			x.receiving = append(x.receiving, to)
+		}
 	}
 	return nil
 }
@@ -94,6 +126,12 @@ func (x *session) Data(r io.Reader) error {
 		return err
 	}
 	tx, m := d.Tx, d.Message
+	x.Mu.Lock()
+	receiving := slices.Clone(x.receiving)
+	x.Mu.Unlock()
+	if len(receiving) > 0 {
+		return x.receive(d, receiving)
+	}
 	report, perr := x.parse(m)
 	// Whatever Parse left is read too, counted against the limit, so that
 	// the size and the end of the message are known.

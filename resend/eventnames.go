@@ -27,13 +27,14 @@ var eventNames = []struct {
 	{"email.complained", mailroom.EventEmailComplained},
 	{"email.failed", mailroom.EventEmailFailed},
 	{"email.suppressed", mailroom.EventEmailSuppressed},
+	{"email.received", mailroom.EventEmailReceived},
 }
 
 // unsentEvents are Resend's event names that Mailroom does not send (yet):
 // refused by name, so that a subscription copied from Resend says what is
 // missing rather than that the name is unknown.
 var unsentEvents = []string{
-	"email.opened", "email.clicked", "email.received",
+	"email.opened", "email.clicked",
 	"contact.created", "contact.updated", "contact.deleted", "contact.topics.updated",
 	"domain.created", "domain.updated", "domain.deleted",
 	"suppression.added", "suppression.removed",

@@ -77,6 +77,16 @@ const payloadTime = "2006-01-02T15:04:05.000Z07:00"
 // envelope, so that a receiver verifies it and can ignore its type.
 func NewPayload(e *mailroom.Event) ([]byte, error) {
 	p := Payload{Type: EventName(e.Type), CreatedAt: e.CreatedAt.UTC().Format(payloadTime), Data: e.Data}
+	if e.Type == mailroom.EventEmailReceived {
+		d, err := NewReceivedData(e)
+		if err != nil {
+			return nil, err
+		}
+		if p.Data, err = json.Marshal(d); err != nil {
+			return nil, err
+		}
+		return json.Marshal(p)
+	}
 	if e.Email != nil || strings.HasPrefix(e.Type, "email.") {
 		d, err := emailEventData(e)
 		if err != nil {

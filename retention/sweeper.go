@@ -16,6 +16,10 @@ type Sweeper struct {
 	// Webhooks, when set, loses its attempts, deliveries and the events of
 	// no message (domains', tests') by the same period.
 	Webhooks mailroom.WebhookStore
+	// Received, when set, loses the mail received before the same
+	// period (docs/api.md "Receiving mail"), with its attachments; its
+	// email.received events go with the events of no message (Webhooks).
+	Received mailroom.ReceivedStore
 	Period   time.Duration
 	// Audit, when set, loses its entries older than AuditPeriod
 	// (--audit-retention, docs/api.md "Audit log"), which is its own: an
@@ -29,6 +33,11 @@ type Sweeper struct {
 // auditBatch bounds one deletion of audit entries, so that retention
 // holds the write lock briefly, a batch at a time.
 const auditBatch = 500
+
+// receivedBatch bounds one deletion of received mail: fewer than the
+// messages' 500, as each may hold up to --receive-max-size of raw bytes
+// and its attachments.
+const receivedBatch = 100
 
 // RunOnce deletes what has expired, in batches, and says how much.
 func (r *Sweeper) RunOnce(ctx context.Context) (int, error) {
@@ -51,6 +60,16 @@ func (r *Sweeper) RunOnce(ctx context.Context) (int, error) {
 			return total, err
 		}
 		if n == 0 {
+			break
+		}
+	}
+	for r.Received != nil {
+		n, err := r.Received.DeleteReceivedBefore(ctx, cutoff, receivedBatch)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < receivedBatch {
 			break
 		}
 	}

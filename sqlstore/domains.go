@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys, receiving`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -47,10 +47,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys)
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys, boolInt(d.Receiving))
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -189,6 +189,27 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 				}
 			}
 		}
+		// Receiving changes the flag and the records, under the same
+		// lock, with the next check brought forward when it turns on.
+		if u.Receiving != nil {
+			if *u.Receiving && u.ReceivingRecord == nil {
+				return errors.New("update domain: receiving turned on without its record")
+			}
+			var rec mailroom.DNSRecord
+			if u.ReceivingRecord != nil {
+				rec = *u.ReceivingRecord
+			}
+			if mailroom.SetReceiving(d, *u.Receiving, rec, time.Now()) {
+				records, err := json.Marshal(d.Records)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE domains SET receiving = $2, records = $3, next_check_at = $4 WHERE id = $1`,
+					d.ID, boolInt(d.Receiving), string(records), microsOrNil(d.NextCheckAt)); err != nil {
+					return s.wrap(err, "update domain receiving")
+				}
+			}
+		}
 		if c := mailroom.DomainUpdatedChanges(before, d); len(c) > 0 {
 			return s.recordAudit(ctx, tx, accountID, mailroom.AuditDomainUpdated, domainTarget(d.ID), c)
 		}
@@ -269,9 +290,10 @@ func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *
 		return err
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var was, keys string
-		err := tx.QueryRowContext(ctx, `SELECT status, dkim_selector, dkim_public_key, dkim_private_key, dkim_keys FROM domains
-			WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&was, &d.DKIMSelector, &d.DKIMPublicKey, &d.DKIMPrivateKeySealed, &keys)
+		var was, keys, stored string
+		var receiving int64
+		err := tx.QueryRowContext(ctx, `SELECT status, dkim_selector, dkim_public_key, dkim_private_key, dkim_keys, receiving, records FROM domains
+			WHERE id = $1`+s.dialect.Locks.Rows, d.ID).Scan(&was, &d.DKIMSelector, &d.DKIMPublicKey, &d.DKIMPrivateKeySealed, &keys, &receiving, &stored)
 		if errors.Is(err, sql.ErrNoRows) {
 			return mailroom.Errorf(mailroom.ECodeNotFound, "The domain %s was deleted.", d.Name)
 		}
@@ -289,6 +311,13 @@ func (s *Store) SaveDomainCheck(ctx context.Context, d *mailroom.Domain, event *
 		if err := s.writeDomainKeys(ctx, tx, d); err != nil {
 			return err
 		}
+		// Receiving turned on or off while the check ran keeps its
+		// record, or its removal.
+		var storedRecords []mailroom.DNSRecord
+		if err := json.Unmarshal([]byte(stored), &storedRecords); err != nil {
+			return fmt.Errorf("domain %s records: %w", d.ID, err)
+		}
+		mailroom.SettleReceivingRecord(d, receiving != 0, storedRecords)
 		records, err := json.Marshal(d.Records)
 		if err != nil {
 			return err
@@ -333,10 +362,12 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var status, records, tls, checks, keys string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
+	var receiving int64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys, &receiving); err != nil {
 		return nil, err
 	}
+	d.Receiving = receiving != 0
 	var err error
 	if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ var storedEventBits = []struct {
 	{"domain.failed", 10},
 	{"domain.temporary_failure", 11},
 	{"webhook.test", 12}, // holds its place; it has no bit (eventBit)
+	{"email.received", 13},
 }
 
 func TestStoredEventBitsDoNotMove(t *testing.T) {

@@ -20,6 +20,9 @@ const (
 	PurposeSPF        RecordPurpose = "spf"
 	PurposeReturnPath RecordPurpose = "return_path"
 	PurposeDMARC      RecordPurpose = "dmarc"
+	// PurposeReceiving is a receiving domain's MX (docs/api.md "Receiving
+	// mail"): required to receive mail, not to send.
+	PurposeReceiving RecordPurpose = "receiving"
 )
 
 // RecordStatus is a DNS record's state after the last check.
@@ -61,6 +64,11 @@ type Domain struct {
 	// 8463) beside its RSA key: its record is among Records, and once
 	// verified the domain's mail carries both signatures.
 	DKIMEd25519 bool `json:"dkimEd25519"`
+	// Receiving says whether the domain takes mail (docs/api.md
+	// "Receiving mail"): its MX of purpose receiving is among Records,
+	// and once it is verified (and the domain may send) the inbound MX
+	// accepts every address of the domain.
+	Receiving bool `json:"receiving"`
 	// Checks are the health checks of the last verification or re-check
 	// (docs/api.md "Domain health"); empty before the first.
 	Checks []DomainHealthCheck `json:"checks"`
@@ -88,6 +96,10 @@ type DomainUpdateRequest struct {
 	// DKIMEd25519 true adds an Ed25519 DKIM key and its record to
 	// publish; false removes them.
 	DKIMEd25519 *bool `json:"dkimEd25519,omitempty"`
+	// Receiving true makes the domain take mail once its MX record
+	// (purpose receiving) verifies; false stops it and removes the
+	// record.
+	Receiving *bool `json:"receiving,omitempty"`
 }
 
 // DNSRecord is one record to publish, and what the last check found

@@ -28,6 +28,10 @@ const (
 
 	EventWebhookTest EventType = "webhook.test" // POST /v1/webhooks/{id}/test
 
+	// EventEmailReceived: a message arrived for a receiving domain
+	// (docs/api.md "Receiving mail"), one per message, not per recipient.
+	EventEmailReceived EventType = "email.received"
+
 	// EventAll subscribes a webhook endpoint to every type, present and
 	// future. It is no event's type.
 	EventAll EventType = "*"
@@ -40,18 +44,22 @@ func EventTypes() []EventType {
 		EventEmailQueued, EventEmailScheduled, EventEmailDelivered, EventEmailDeferred, EventEmailBounced,
 		EventEmailFailed, EventEmailSuppressed, EventEmailComplained, EventEmailCanceled,
 		EventDomainVerified, EventDomainFailed, EventDomainTemporaryFailure, EventWebhookTest,
+		EventEmailReceived,
 	}
 }
 
-// IsEmail reports whether t is an email.* event, whose data is
-// EmailEventData.
+// IsEmail reports whether t is an email.* event of sent mail, whose data
+// is EmailEventData: not email.received, whose data is a received
+// message's.
 func (t EventType) IsEmail() bool { return isEmailEvent(t) }
 
 // IsDomain reports whether t is a domain.* event, whose data is
 // DomainEventData.
 func (t EventType) IsDomain() bool { return isDomainEvent(t) }
 
-func isEmailEvent(t EventType) bool  { return strings.HasPrefix(string(t), "email.") }
+func isEmailEvent(t EventType) bool {
+	return strings.HasPrefix(string(t), "email.") && t != EventEmailReceived
+}
 func isDomainEvent(t EventType) bool { return strings.HasPrefix(string(t), "domain.") }
 func isTestEvent(t EventType) bool   { return t == EventWebhookTest }
 

@@ -162,7 +162,7 @@ func (f *deliveryFlags) services(store mailroom.Store, domains *domain.Service, 
 		deliverer: deliverer,
 		signer:    signer,
 		messages:  &emaillog.Service{Store: store, Signer: signer},
-		retention: &retention.Sweeper{Store: store, Webhooks: store, Period: f.retention,
+		retention: &retention.Sweeper{Store: store, Webhooks: store, Received: store, Period: f.retention,
 			Audit: store, AuditPeriod: f.auditRetention, Now: time.Now, Log: log},
 	}, nil
 }

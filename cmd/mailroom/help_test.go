@@ -48,7 +48,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	serveFlags := []string{"data-dir", "database-url", "delivery", "delivery-lease", "delivery-workers", "dev",
 		"dev-listen-anywhere", "dns-server", "hostname", "listen", "log-format", "max-connections", "max-connections-per-address", "max-templates", "metrics-listen", "mx-host", "relay-url", "retention",
 		"retry-min-delay", "retry-window", "return-path-label", "secret-key", "sending-ips", "smtp-port",
-		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "public-url", "submission-listen", "submissions-listen"}
+		"spf-mechanisms", "tls-cert", "tls-key", "max-webhooks", "webhook-concurrency", "webhooks-allow-private", "inbound-listen", "receive-max-size", "public-url", "submission-listen", "submissions-listen"}
 	serveFlags = append(serveFlags, "database-url-file", "relay-url-file", "secret-key-file")
 	// What one account may make (issue 27).
 	serveFlags = append(serveFlags, "max-domains", "max-template-versions")

@@ -27,6 +27,7 @@ import (
 	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/mtasts"
 	"github.com/mailroom/mailroom/mustache"
+	"github.com/mailroom/mailroom/receiving"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/template"
@@ -340,7 +341,8 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	api.AttachmentFetcher = hooks.attachments
 
 	reports := &inbound.Reports{Store: store, ReturnPaths: returnPaths, Unsubscribes: unsubscribes, Now: time.Now, Log: log}
-	stopInbound, err := c.inboundFlags.startInbound(reports, tlscert.ServerConfig(cert), c.hostname, registry, log)
+	receiver := &receiving.Receiver{Store: store, Resolver: resolver, Hostname: c.hostname, Now: time.Now, Log: log}
+	stopInbound, err := c.inboundFlags.startInbound(reports, receiver, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
 		stopBackground()
 		return err
