@@ -40,6 +40,11 @@ type Domain struct {
 	// TLS is the domain's requirement of the TLS its mail leaves over;
 	// "" reads as TLSOpportunistic (TLSMode.OrDefault).
 	TLS TLSMode
+	// Receiving says the domain takes mail (docs/api.md "Receiving
+	// mail"): its records hold the MX of purpose receiving, and once
+	// that verifies the inbound MX accepts every address of it
+	// (ReceivesMail).
+	Receiving bool
 
 	CreatedAt     time.Time
 	VerifiedAt    *time.Time

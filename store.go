@@ -25,6 +25,7 @@ type Store interface {
 	MTASTSPolicyStore
 	TLSReportStore
 	AuditStore
+	ReceivedStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error

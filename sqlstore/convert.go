@@ -99,3 +99,12 @@ func trimPage[T any](items []T, limit int, key func(T) cursor) ([]T, string) {
 	items = items[:limit]
 	return items, key(items[limit-1]).String()
 }
+
+// boolInt is b as the 0 or 1 of an INTEGER column, which both engines
+// compare alike (domains.receiving).
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -12,7 +12,7 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys, receiving`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -47,10 +47,10 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys)
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys, boolInt(d.Receiving))
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -333,10 +333,12 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var status, records, tls, checks, keys string
 	var created int64
 	var verified, checked, next, failing sql.NullInt64
+	var receiving int64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys, &receiving); err != nil {
 		return nil, err
 	}
+	d.Receiving = receiving != 0
 	var err error
 	if d.DKIMKeys, err = unmarshalDKIMKeys(d.ID, keys); err != nil {
 		return nil, err
