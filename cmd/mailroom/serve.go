@@ -27,6 +27,7 @@ import (
 	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/mtasts"
 	"github.com/mailroom/mailroom/mustache"
+	"github.com/mailroom/mailroom/receiving"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/sqlite"
 	"github.com/mailroom/mailroom/template"
@@ -326,6 +327,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Scheduled:      svc.scheduled,
 		Webhooks:       hooks.api,
 		Audit:          &audit.Service{Store: store},
+		Received:       &receiving.Mailbox{Store: store},
 		Suppressions:   newSuppressions(store),
 		Unsubscribes:   unsubscribes,
 		Dashboard:      dashboard.New(),
