@@ -33,6 +33,7 @@ type (
 	ReceivedHeader         = api.ReceivedHeader
 	DKIMSignatureResult    = api.DKIMSignatureResult
 	AuthResult             = api.AuthResult
+	ReceivedEventData      = api.ReceivedEventData
 
 	// Scheduled sends.
 	RescheduleRequest = api.RescheduleRequest

@@ -107,3 +107,35 @@ type ReceivedMessage struct {
 	Text     *string          `json:"text"`
 	HTML     *string          `json:"html"`
 }
+
+// ReceivedEventData is the data of an email.received event (docs/api.md
+// "Receiving mail"): the message's id (GET /v1/received/{id} reads the
+// rest), its header's From, To, Cc, Subject and Message-ID, the envelope
+// recipients, when it came, the verdicts and the attachments' metadata.
+type ReceivedEventData struct {
+	ReceivedID     string                 `json:"receivedId"`
+	From           string                 `json:"from"`
+	To             []string               `json:"to"`
+	Cc             []string               `json:"cc"`
+	Recipients     []string               `json:"recipients"`
+	Subject        string                 `json:"subject"`
+	MessageID      string                 `json:"messageId"`
+	ReceivedAt     time.Time              `json:"receivedAt"`
+	Authentication ReceivedAuthentication `json:"authentication"`
+	Attachments    []ReceivedAttachment   `json:"attachments"`
+}
+
+// emailReceived is the type of the event ReceivedEventData is the data of.
+const emailReceived EventType = "email.received"
+
+func isReceivedEvent(t EventType) bool { return t == emailReceived }
+
+// ReceivedData decodes the data of an email.received event.
+func (e *Event) ReceivedData() (*ReceivedEventData, error) {
+	return decodeData[ReceivedEventData](e.Type, e.Data, isReceivedEvent)
+}
+
+// ReceivedData decodes the data of an email.received event.
+func (e *EventRecord) ReceivedData() (*ReceivedEventData, error) {
+	return decodeData[ReceivedEventData](e.Type, e.Data, isReceivedEvent)
+}
