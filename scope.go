@@ -13,6 +13,7 @@ const (
 	ScopeDomains   Scope = "domains"
 	ScopeTemplates Scope = "templates"
 	ScopeWebhooks  Scope = "webhooks"
+	// ScopeReceive, received mail's scope, is in received.go.
 	// ScopeKeys manages the account's keys: the account administrator's scope.
 	ScopeKeys Scope = "keys"
 	// ScopeAny is what a route that any valid key may call requires (the
@@ -22,7 +23,7 @@ const (
 )
 
 // AllScopes lists every scope, in the order they are documented.
-var AllScopes = []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeKeys}
+var AllScopes = []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeReceive, ScopeKeys}
 
 // Valid reports whether s is a known scope.
 func (s Scope) Valid() bool { return slices.Contains(AllScopes, s) }
@@ -51,7 +52,7 @@ func ParseScopes(v *Validator, field string, names []string) Scopes {
 		s := Scope(strings.TrimSpace(n))
 		switch {
 		case !s.Valid():
-			v.AddAt(field, i, "unknown scope %q; scopes are send, domains, templates, webhooks, keys", n)
+			v.AddAt(field, i, "unknown scope %q; scopes are send, domains, templates, webhooks, receive, keys", n)
 		case seen[s]:
 			v.AddAt(field, i, "scope %q is listed twice", s)
 		}

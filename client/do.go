@@ -55,6 +55,8 @@ type call struct {
 	status *int    // receives the 2xx status when not nil
 	// requestID, when not nil, receives the 2xx answer's X-Request-Id.
 	requestID *string
+	// answerHeader, when not nil, receives the 2xx answer's header fields.
+	answerHeader *http.Header
 	// keys are the idempotency keys a send went under, in the order of
 	// its messages; nil for every other call. A send whose outcome is
 	// unknown fails with an *OutcomeUnknownError naming them.
@@ -211,6 +213,9 @@ func (cl *call) decode(status int, header http.Header, body []byte) error {
 	}
 	if cl.requestID != nil {
 		*cl.requestID = header.Get("X-Request-Id")
+	}
+	if cl.answerHeader != nil {
+		*cl.answerHeader = header
 	}
 	switch {
 	case cl.raw != nil:

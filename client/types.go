@@ -25,6 +25,16 @@ type (
 	MessageEvent    = api.MessageEvent
 	TemplateRef     = api.TemplateRef
 
+	// Received mail.
+	ReceivedSummary        = api.ReceivedSummary
+	ReceivedMessage        = api.ReceivedMessage
+	ReceivedAttachment     = api.ReceivedAttachment
+	ReceivedAuthentication = api.ReceivedAuthentication
+	ReceivedHeader         = api.ReceivedHeader
+	DKIMSignatureResult    = api.DKIMSignatureResult
+	AuthResult             = api.AuthResult
+	ReceivedEventData      = api.ReceivedEventData
+
 	// Scheduled sends.
 	RescheduleRequest = api.RescheduleRequest
 
@@ -121,6 +131,7 @@ const (
 	ScopeDomains   = api.ScopeDomains
 	ScopeTemplates = api.ScopeTemplates
 	ScopeWebhooks  = api.ScopeWebhooks
+	ScopeReceive   = api.ScopeReceive
 	ScopeKeys      = api.ScopeKeys
 
 	// KeyStatus: APIKey.Status.
@@ -227,6 +238,15 @@ const (
 	SuppressedManual      = api.SuppressedManual
 	SuppressedUnsubscribe = api.SuppressedUnsubscribe
 
+	// AuthResult: ReceivedAuthentication's verdicts (RFC 8601 result words).
+	AuthPass      = api.AuthPass
+	AuthFail      = api.AuthFail
+	AuthSoftFail  = api.AuthSoftFail
+	AuthNeutral   = api.AuthNeutral
+	AuthNone      = api.AuthNone
+	AuthTempError = api.AuthTempError
+	AuthPermError = api.AuthPermError
+
 	// StatusOK is Status.Status of Health and Ready when all is well.
 	StatusOK = api.StatusOK
 )
@@ -242,6 +262,9 @@ func MessageStatuses() []MessageStatus { return api.MessageStatuses() }
 
 // RecipientStatuses returns every recipient status.
 func RecipientStatuses() []RecipientStatus { return api.RecipientStatuses() }
+
+// AuthResults returns every verdict of a received message's checks.
+func AuthResults() []AuthResult { return api.AuthResults() }
 
 // DeferralReasons returns every deferral reason.
 func DeferralReasons() []DeferralReason { return api.DeferralReasons() }

@@ -88,6 +88,7 @@ func New() *Handler {
 var pages = map[string]bool{
 	"": true, "messages": true, "domains": true, "templates": true,
 	"webhooks": true, "suppressions": true, "api-keys": true, "audit-log": true,
+	"received": true,
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

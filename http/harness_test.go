@@ -25,6 +25,7 @@ import (
 	"github.com/mailroom/mailroom/inbound"
 	"github.com/mailroom/mailroom/mustache"
 	"github.com/mailroom/mailroom/netguard"
+	"github.com/mailroom/mailroom/receiving"
 	"github.com/mailroom/mailroom/sealer"
 	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/smtp"
@@ -137,6 +138,7 @@ func newEnvWithStore(t testing.TB, store mailroom.Store, opts ...envOption) *env
 	}
 	srv.Suppressions = &suppression.Service{Store: store, Now: clk.Now}
 	srv.Audit = &audit.Service{Store: store}
+	srv.Received = &receiving.Mailbox{Store: store}
 	srv.Keys = &apikey.Service{Store: store, Domains: domains, Now: srv.Now}
 	srv.Unsubscribes = &unsubscribe.Service{Tokens: tokens, Store: store, Now: clk.Now}
 	// Webhook URLs are checked as the service checks them by default (no

@@ -81,6 +81,11 @@ func (s *Server) routes() http.Handler {
 		"DELETE": s.authed(mailroom.ScopeSend, s.deleteSuppression),
 	})
 
+	handle("/v1/received", methods{"GET": s.authed(mailroom.ScopeReceive, s.listReceived)})
+	handle("/v1/received/{id}", methods{"GET": s.authed(mailroom.ScopeReceive, s.getReceived)})
+	handle("/v1/received/{id}/raw", methods{"GET": s.authed(mailroom.ScopeReceive, s.getReceivedRaw)})
+	handle("/v1/received/{id}/attachments/{attachmentId}", methods{"GET": s.authed(mailroom.ScopeReceive, s.getReceivedAttachment)})
+
 	handle("/v1/webhooks", methods{
 		"GET":  s.authed(mailroom.ScopeWebhooks, s.listWebhooks),
 		"POST": s.authed(mailroom.ScopeWebhooks, s.createWebhook),

@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom/mailroom/emaillog"
 	"github.com/mailroom/mailroom/membudget"
 	"github.com/mailroom/mailroom/ratelimit"
+	"github.com/mailroom/mailroom/receiving"
 	"github.com/mailroom/mailroom/resend"
 	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/suppression"
@@ -48,6 +49,8 @@ type Server struct {
 	Unsubscribes *unsubscribe.Service
 	// Audit lists the audit log (docs/api.md "Audit log").
 	Audit *audit.Service
+	// Received serves the received mail (docs/api.md "Receiving mail").
+	Received *receiving.Mailbox
 	// Webhooks serves webhook endpoints and the events list (docs/api.md
 	// "Webhooks and events").
 	Webhooks *webhook.Service

@@ -207,13 +207,13 @@ func TestSendIdempotencyKeyHeaderEdges(t *testing.T) {
 }
 
 // A key request's scopes are read up to a small bound: two million scope
-// names cost what eleven do.
+// names cost what thirteen do.
 func TestCreateKeyScopesBounded(t *testing.T) {
 	e := newEnv(t, storetest.SQLite)
 	body := `{"name": "k", "scopes": [` + strings.Repeat(`"send",`, 2_000_000) + `"send"]}`
 	r := e.Do(apitest.Request{Method: "POST", Path: "/v1/api-keys", Key: e.admin, Body: body})
 	wantError(t, r, 400, mailroom.ECodeValidation)
-	if !hasField(r, "scopes") || !strings.Contains(string(r.Body), "more than 10 scopes") {
+	if !hasField(r, "scopes") || !strings.Contains(string(r.Body), "more than 12 scopes") {
 		t.Fatalf("want a scopes error: %s", r.Body)
 	}
 }

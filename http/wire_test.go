@@ -210,6 +210,25 @@ func wireCases() []wireCase {
 			return newList([]api.APIKey{toAPIKey(activeKey), toAPIKey(revokedKey)}, scopeAPIKeys, "c1")
 		})},
 
+		// Received mail: every field set (in a zone other than UTC, with a
+		// fraction of a second), and a malformed message with nil lists,
+		// no bodies and no verdicts yet.
+		{"received-full", writes(200, func() any {
+			return toReceivedMessage(&mailroom.ReceivedMessage{ID: "rcv_01", MailFrom: "b@sender.example", Recipients: []string{"in+t@in.example"},
+				From: "Ann <ann@sender.example>", To: []string{"in+t@in.example"}, Cc: []string{"c@example.org"}, Subject: "Ünïcode <b>&",
+				MessageID: "<1@sender.example>", RemoteIP: "2001:db8::1", Helo: "mail.sender.example",
+				ReceivedAt: wireT1.In(time.FixedZone("x", 3600)).Add(500 * time.Millisecond),
+				Authentication: mailroom.ReceivedAuthentication{SPF: mailroom.AuthPass, DKIM: mailroom.AuthFail, DMARC: mailroom.AuthSoftFail,
+					DKIMSignatures: []mailroom.DKIMSignatureResult{{Domain: "sender.example", Selector: "s1", Result: mailroom.AuthFail}}},
+				Headers: []mailroom.ReceivedHeader{{Name: "Subject", Value: "Ünïcode <b>&"}}, Text: "hi\n", HTML: "<p>hi</p>",
+				Attachments: []mailroom.ReceivedAttachment{{ID: "att_1", Filename: "a.pdf", ContentType: "application/pdf", Size: 4, ContentID: "x@y",
+					Content: []byte("%PDF")}}, Size: 1234, Raw: []byte("never shown")})
+		})},
+		{"received-malformed-list", writes(200, func() any {
+			m := &mailroom.ReceivedMessage{ID: "rcv_02", ReceivedAt: wireT2, ParseProblem: "the header does not end", Size: 10}
+			return newList([]api.ReceivedSummary{toReceivedSummary(m)}, "received", "c1")
+		})},
+
 		{"domain-pending", writes(201, func() any { return toDomain(pending) })},
 		{"domain-verified", writes(200, func() any { return toDomain(verified) })},
 		{"domain-norecords", writes(200, func() any { return toDomain(noRecords) })},

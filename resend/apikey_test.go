@@ -8,7 +8,7 @@ import (
 )
 
 func TestPermissionScopes(t *testing.T) {
-	every := []string{"send", "domains", "templates", "webhooks", "keys"}
+	every := []string{"send", "domains", "templates", "webhooks", "receive", "keys"}
 	for _, c := range []struct {
 		req        CreateAPIKeyRequest
 		scopes     []string

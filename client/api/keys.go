@@ -11,12 +11,13 @@ const (
 	ScopeDomains   Scope = "domains"   // sending domains
 	ScopeTemplates Scope = "templates" // templates
 	ScopeWebhooks  Scope = "webhooks"  // webhook endpoints, events
+	ScopeReceive   Scope = "receive"   // received mail
 	ScopeKeys      Scope = "keys"      // the account's API keys: its administrator scope
 )
 
 // Scopes returns every scope, in the order the API lists them.
 func Scopes() []Scope {
-	return []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeKeys}
+	return []Scope{ScopeSend, ScopeDomains, ScopeTemplates, ScopeWebhooks, ScopeReceive, ScopeKeys}
 }
 
 // KeyStatus is an API key's state.

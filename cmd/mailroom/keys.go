@@ -18,7 +18,7 @@ import (
 func keysCreate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
 	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account the key belongs to (required)")
-	scopes := fs.String("scopes", "", "comma-separated `SCOPES` of send, domains, templates, webhooks, keys (required)")
+	scopes := fs.String("scopes", "", "comma-separated `SCOPES` of send, domains, templates, webhooks, receive, keys (required)")
 	name := fs.String("name", "cli", "a `NAME` that says what the key is for")
 	domainName := fs.String("domain", "", "restrict the key to sending from the account's domain of this `NAME` (or id); the key needs the send scope and not keys")
 	rest, err := c.parse(fs, args, stdout)

@@ -327,6 +327,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Scheduled:      svc.scheduled,
 		Webhooks:       hooks.api,
 		Audit:          &audit.Service{Store: store},
+		Received:       &receiving.Mailbox{Store: store},
 		Suppressions:   newSuppressions(store),
 		Unsubscribes:   unsubscribes,
 		Dashboard:      dashboard.New(),
