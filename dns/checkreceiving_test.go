@@ -25,8 +25,17 @@ func TestCheckReceivingMX(t *testing.T) {
 	wantStatus(t, recs[mailroom.PurposeReceiving], mailroom.RecordFailed, "No MX record at example.com points at mail.example.net")
 
 	// The service as a second MX, in another case, is the customer's
-	// choice (a backup, or a filter in front).
+	// choice (a backup, or a filter in front): verified, with a note
+	// that mail goes to the other host first.
 	f.srv.SetMX("example.com", 20, "MAIL.example.net.")
+	recs, _ = f.check(t)
+	wantStatus(t, recs[mailroom.PurposeReceiving], mailroom.RecordVerified,
+		"mx.elsewhere.example (preference 10) comes before mail.example.net (preference 20): senders deliver there first")
+
+	// Preferred, beside a backup: nothing to say.
+	f.srv.Remove("example.com")
+	f.srv.SetMX("example.com", 10, "mail.example.net")
+	f.srv.SetMX("example.com", 20, "mx.elsewhere.example")
 	recs, _ = f.check(t)
 	wantStatus(t, recs[mailroom.PurposeReceiving], mailroom.RecordVerified, "")
 
