@@ -28,4 +28,6 @@ type DomainUpdate struct {
 }
 
 // Empty reports whether u changes nothing.
-func (u DomainUpdate) Empty() bool { return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil && u.Receiving == nil }
+func (u DomainUpdate) Empty() bool {
+	return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil && u.Receiving == nil
+}

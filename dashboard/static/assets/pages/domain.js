@@ -12,6 +12,7 @@ const purposes = {
   spf: { label: 'SPF', what: 'Lets Mailroom’s servers send with the bounce address on this domain.' },
   return_path: { label: 'Return path', what: 'Brings bounces and complaints back to Mailroom, which suppresses those addresses.' },
   dmarc: { label: 'DMARC', what: 'Tells receivers what to do with mail that fails authentication.' },
+  receiving: { label: 'Receiving MX', what: 'Brings mail for every address of this domain to Mailroom, which stores it and sends email.received. Needed to receive mail, not to send it.' },
 };
 
 export default async function render(ctx) {
@@ -148,6 +149,10 @@ function statusSummary(d) {
       // PATCH /v1/domains/{domain} {tls} or mailroom domains update --tls.
       ['TLS', h('span', { id: 'domain-tls', dataset: { tls: d.tls } },
         d.tls === 'enforced' ? 'Enforced: every delivery needs verified TLS' : 'Opportunistic: TLS when the receiver offers it')],
+      // PATCH /v1/domains/{domain} {receiving}.
+      ['Receiving', d.receiving
+        ? h('span', { id: 'domain-receiving' }, 'On: mail for any address arrives once the receiving MX is verified')
+        : h('span', { class: 'muted', id: 'domain-receiving' }, 'Off')],
     ]),
   ];
 }
@@ -221,7 +226,7 @@ function recordItem(r, domainStatus) {
       h('div', { class: 'record-title' },
         h('h3', {}, p.label),
         h('span', { class: r.required ? 'record-need record-required' : 'record-need' },
-          r.required ? 'Required' : role ? role.need : 'Recommended')),
+          r.required ? (r.purpose === 'receiving' ? 'Required to receive' : 'Required') : role ? role.need : 'Recommended')),
       recordState(r, domainStatus)),
     p.what ? h('p', { class: 'record-what small muted' }, p.what) : null,
     h('dl', { class: 'record-fields' },
