@@ -61,6 +61,10 @@ func CheckNew(n NewKey, f Fields) (mailroom.Scopes, error) {
 			v.Add(f.Domain, "restricts what the key sends, and the key has no %q scope", mailroom.ScopeSend)
 		case ss.Has(mailroom.ScopeKeys):
 			v.Add(f.Domain, "cannot restrict a key with the %q scope, which could create an unrestricted key", mailroom.ScopeKeys)
+		case ss.Has(mailroom.ScopeReceive):
+			// Received mail is the account's, of all its receiving
+			// domains: a key kept to one domain must not read the rest.
+			v.Add(f.Domain, "cannot restrict a key with the %q scope, which reads the mail of every receiving domain of the account", mailroom.ScopeReceive)
 		}
 	}
 	return ss, v.Err()

@@ -46,6 +46,7 @@ func TestKeysCreateRestrictedToADomain(t *testing.T) {
 		{"send", "other.example", `--domain: names no domain of this account ("other.example")`},
 		{"domains", "shop.example", "--domain: restricts what the key sends, and the key has no \"send\" scope"},
 		{"send,keys", "shop.example", "--domain: cannot restrict a key with the \"keys\" scope"},
+		{"send,receive", "shop.example", "--domain: cannot restrict a key with the \"receive\" scope"},
 	} {
 		code, out, errOut := runCLI("keys", "create", "--account", "acme", "--scopes", c.scopes, "--domain", c.domain)
 		if code != 1 || out != "" || !strings.Contains(errOut, c.says) {
