@@ -75,7 +75,7 @@ func receivedEvents(t *testing.T, s mailroom.Store, acct *mailroom.Account) []*m
 func testReceivedSaveAndRead(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
-	m, e := NewReceived(t, acme, "support+tag@in.example.com", t0)
+	m, _ := NewReceived(t, acme, "support+tag@in.example.com", t0)
 	// Anyone's bytes: a NUL, an invalid UTF-8 byte and a second
 	// attachment holding both, in the raw and the parsed strings alike.
 	m.Raw = append(m.Raw, 0, 0xff, 0xfe, '\r', '\n')
@@ -85,7 +85,7 @@ func testReceivedSaveAndRead(t *testing.T, s mailroom.Store) {
 	m.Headers = append(m.Headers, mailroom.ReceivedHeader{Name: "X-Odd", Value: "\xff\x00"})
 	m.Attachments = append(m.Attachments, mailroom.ReceivedAttachment{ID: mailroom.PrefixReceivedAttachment + "2",
 		Filename: "page.html", ContentType: "text/html", Size: 5, ContentID: "img1@sender.test", Content: []byte{0, 0xff, '<', 'b', '>'}})
-	e = receivedEvent(t, m)
+	e := receivedEvent(t, m)
 	saveReceived(t, s, m, e)
 
 	got := Try(s.Received(ctx, acme.ID, m.ID)).Must(t)
@@ -184,7 +184,6 @@ func testReceivedAllOrNothing(t *testing.T, s mailroom.Store) {
 func testReceivedList(t *testing.T, s mailroom.Store) {
 	ctx := context.Background()
 	acme, globex := NewAccount(t, s, "acme"), NewAccount(t, s, "globex")
-	var made []*mailroom.ReceivedMessage
 	for i := range 7 {
 		// Two share each time, so that ties page too; every other one
 		// is for sales_team, whose '_' must not match any character.
@@ -195,7 +194,6 @@ func testReceivedList(t *testing.T, s mailroom.Store) {
 		m, e := NewReceived(t, acme, to, t0.Add(time.Duration(i/2)*time.Minute))
 		m.From = fmt.Sprintf("Sender %d <S%d@Sender.test>", i, i%3)
 		saveReceived(t, s, m, e)
-		made = append(made, m)
 	}
 	lookalike, le := NewReceived(t, acme, "salesxteam@in.example.com", t0.Add(10*time.Minute))
 	saveReceived(t, s, lookalike, le)
