@@ -63,15 +63,26 @@ func withoutOwnAuthResults(data []byte, authservID string) []byte {
 // ignored). One the library cannot parse is read by hand, so that a
 // malformed forgery is removed too.
 func claims(value, authservID string) bool {
-	if id, _, err := authres.Parse(value); err == nil {
-		return strings.EqualFold(strings.TrimSpace(id), authservID)
+	if id, _, err := authres.Parse(value); err == nil && sameID(id, authservID) {
+		return true
 	}
 	value = stripComments(value)
 	if i := strings.IndexByte(value, ';'); i >= 0 {
 		value = value[:i]
 	}
 	f := strings.Fields(value)
-	return len(f) > 0 && strings.EqualFold(f[0], authservID)
+	return len(f) > 0 && sameID(f[0], authservID)
+}
+
+// sameID compares an authserv-id as a reader may take it: a value, so a
+// quoted-string too (RFC 8601 §2.2, RFC 2045 §5.1), in any case, and a
+// host name with or without its root's final dot.
+func sameID(id, authservID string) bool {
+	id = strings.TrimSpace(id)
+	if len(id) >= 2 && id[0] == '"' && id[len(id)-1] == '"' {
+		id = strings.ReplaceAll(id[1:len(id)-1], "\\", "")
+	}
+	return strings.EqualFold(strings.TrimSuffix(id, "."), strings.TrimSuffix(authservID, "."))
 }
 
 // stripComments removes RFC 5322 §3.2.2 comments, nested or not.

@@ -77,10 +77,14 @@ func Parse(raw []byte, now time.Time) (p Parsed) {
 
 	e, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: maxHeaderBytes})
 	if e == nil {
-		p.Problem = join(p.Problem, "the header could not be read: "+excerpt(err))
-		return p
-	}
-	if err != nil {
+		p.Problem = join(p.Problem, "the header could not be read whole: "+excerpt(err))
+		// From, To and Subject are still read from the fields split
+		// above, so that the message is never shown without the From its
+		// DMARC verdict is about.
+		if e = fallbackEntity(raw, fields); e == nil {
+			return p
+		}
+	} else if err != nil {
 		p.Problem = join(p.Problem, excerpt(err))
 	}
 	h := mail.Header{Header: e.Header}
@@ -233,4 +237,25 @@ func join(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// fallbackEntity is the message as read from the fields splitHeader cut
+// (at most maxHeaders of them) when go-message's reader refuses its header
+// (over maxHeaderBytes): those fields, in order, and the body after the
+// header's first empty line. Nil when even that does not parse.
+func fallbackEntity(raw []byte, fields []headerField) *message.Entity {
+	var h message.Header
+	// Add puts a field above the others of its name: adding from the last
+	// keeps the order they came in.
+	for i := len(fields) - 1; i >= 0; i-- {
+		h.Add(fields[i].Name, fields[i].value())
+	}
+	var body []byte
+	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 {
+		body = raw[i+4:]
+	} else if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
+		body = raw[i+2:]
+	}
+	e, _ := message.New(h, bytes.NewReader(body))
+	return e
 }

@@ -176,3 +176,20 @@ func TestWalkerBudgetCutsDecodedBytes(t *testing.T) {
 		t.Errorf("after the budget ran out, read %d bytes", len(got))
 	}
 }
+
+// A header too large to read whole still gives its From, To, Subject and
+// text from the fields that could be read: the message is never shown
+// without the From that its DMARC verdict is about.
+func TestParseManyHeaderFieldsKeepsFromAndText(t *testing.T) {
+	raw := "From: Ann <ann@sender.example>\r\nTo: x@in.example\r\nSubject: many fields\r\n" +
+		"Content-Type: text/plain; charset=utf-8\r\n" + strings.Repeat("X-Hn: 0123456789012345678901234567890123456789\r\n", 10000) +
+		"\r\nthe body\r\n"
+	p := Parse([]byte(raw), time.Now())
+	if p.From != "ann@sender.example" || len(p.To) != 1 || p.To[0] != "x@in.example" || p.Subject != "many fields" ||
+		!strings.Contains(p.Text, "the body") {
+		t.Errorf("from %q, to %q, subject %q, text %q", p.From, p.To, p.Subject, p.Text)
+	}
+	if !strings.Contains(p.Problem, "header") {
+		t.Errorf("Problem = %q, want it to say the header was too large", p.Problem)
+	}
+}

@@ -163,7 +163,9 @@ func eventData(m *mailroom.ReceivedMessage) mailroom.ReceivedEventData {
 	}
 	return mailroom.ReceivedEventData{
 		ReceivedID: m.ID, From: m.From, To: m.To, Cc: m.Cc, Recipients: m.Recipients,
-		Subject: m.Subject, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt,
+		// To the second, as every time of the API is (GET /v1/received
+		// shows the same), so that the two can be matched.
+		Subject: m.Subject, MessageID: m.MessageID, ReceivedAt: m.ReceivedAt.UTC().Truncate(time.Second),
 		Authentication: m.Authentication, Attachments: atts,
 	}
 }

@@ -23,7 +23,9 @@ func TestStampReplacesForgedOwnAuthResults(t *testing.T) {
 	original := testMessage("ceo@sender.example")
 	forged := "Authentication-Results: mx.mailroom.test; spf=pass smtp.mailfrom=sender.example;\r\n\tdkim=pass header.d=sender.example; dmarc=pass header.from=sender.example\r\n" +
 		"Authentication-Results: (relayed) MX.Mailroom.Test 1; dmarc=pass\r\n" +
-		"Authentication-Results: mx.mailroom.test; this does not parse ((\r\n"
+		"Authentication-Results: mx.mailroom.test; this does not parse ((\r\n" +
+		"Authentication-Results: \"mx.mailroom.test\"; dmarc=pass\r\n" +
+		"Authentication-Results: mx.mailroom.test.; dmarc=pass\r\n"
 	other := "Authentication-Results: relay.other.example; spf=pass smtp.mailfrom=sender.example\r\n"
 	data := append([]byte(forged+other), original...)
 
@@ -32,7 +34,7 @@ func TestStampReplacesForgedOwnAuthResults(t *testing.T) {
 	v := Authenticate(context.Background(), r, in, data)
 	raw := rc.stamp(in, v)
 
-	if n := bytes.Count(raw, []byte("mx.mailroom.test;")) + bytes.Count(raw, []byte("MX.Mailroom.Test")); n != 1 {
+	if n := bytes.Count(raw, []byte("mx.mailroom.test")) + bytes.Count(raw, []byte("MX.Mailroom.Test")); n != 2 {
 		t.Errorf("the service's authserv-id appears %d times in the stored message, want once (its own field):\n%s", n, raw)
 	}
 	if !bytes.HasSuffix(raw, append([]byte(other), original...)) {
