@@ -284,8 +284,15 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	members.OnReleased = svc.deliverer.Wake
 	svc.deliverer.Healthy = members.Healthy
 
-	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	background, cancelBackground := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
+	// stopBackground stops the background work and waits for it, so that
+	// none of it outlives serve (logs after serve returned, a store
+	// closed under it), on a failed start as at the end.
+	stopBackground := func() {
+		cancelBackground()
+		workers.Wait()
+	}
 	usage := apikey.NewUsage(store, log)
 	workers.Go(func() { usage.Run(background) })
 	workers.Go(func() { members.Run(background) })
@@ -310,6 +317,14 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	} else {
 		close(deliveryDone)
 		close(webhooksDone)
+	}
+	// abandon undoes what has started when the start fails from here on:
+	// delivery and the background work stop, and are waited for.
+	abandon := func() {
+		stopDelivery()
+		<-deliveryDone
+		<-webhooksDone
+		stopBackground()
 	}
 
 	// One memory budget for the node, which the API and SMTP submission
@@ -345,21 +360,21 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	receiver := &receiving.Receiver{Store: store, Resolver: resolver, Hostname: c.hostname, Now: time.Now, Log: log}
 	stopInbound, err := c.inboundFlags.startInbound(reports, receiver, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
-		stopBackground()
+		abandon()
 		return err
 	}
 	defer stopInbound()
 	submissions := newSubmissions(store, api.Auth, domains, limiter, svc.sender.Queued)
 	stopSubmission, err := c.submissionFlags.startSubmission(submissions, memory, memoryRefusals, tlscert.ServerConfig(cert), c.hostname, registry, log)
 	if err != nil {
-		stopBackground()
+		abandon()
 		return err
 	}
 	defer stopSubmission()
 
 	ln, err := c.httpsFlags.listen(c.listen, registry)
 	if err != nil {
-		stopBackground()
+		abandon()
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
 	}
 	srv := mhttp.NewHTTPServer(c.listen, api.Handler(), tlscert.ServerConfig(cert), log)
@@ -367,7 +382,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	stopMetrics, err := startMetrics(c.metricsListen, registry, sitesHandler(siteState), log)
 	if err != nil {
 		ln.Close()
-		stopBackground()
+		abandon()
 		return err
 	}
 
@@ -390,7 +405,6 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	}
 	stopMetrics()
 	stopBackground()
-	workers.Wait()
 	leaveCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if lerr := members.Leave(leaveCtx); lerr != nil {
