@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/dns/dnstest"
+	"github.com/mailroom/mailroom/poll"
 	"github.com/mailroom/mailroom/smtp/smtptest"
 )
 
@@ -65,7 +66,12 @@ func TestSiteLearnsConnectionCapFrom421(t *testing.T) {
 		t.Fatalf("the site's limit is %d after the 421s, want at most %d", n, k)
 	}
 
-	// Now that it has said so, the sender keeps within K.
+	// Now that it has said so, the sender keeps within K. A refusal on
+	// connecting holds new connections back for a moment
+	// (sites.ConnectBackoff, ended by a greeting): whether the last word
+	// of the first round was a refusal or a greeting is the scheduler's,
+	// so the second round starts once the site may open its K again.
+	poll.Until(t, testTimeout, "the site's limit back at K", func() bool { return sites.MaxConnections(bigmailKey) == k })
 	mx.ResetPeaks()
 	refused := mx.Stats().Refused
 	release = holdAll(mx, rcpts...)
