@@ -45,6 +45,10 @@ type Domain struct {
 	// that verifies the inbound MX accepts every address of it
 	// (ReceivesMail).
 	Receiving bool
+	// Tracking is the domain's openTracking and clickTracking
+	// (docs/api.md "Engagement tracking"): off unless turned on, and a
+	// send may override either for its message.
+	Tracking Tracking
 
 	CreatedAt     time.Time
 	VerifiedAt    *time.Time

@@ -25,9 +25,14 @@ type DomainUpdate struct {
 	// package domain makes the record (it has the record settings).
 	Receiving       *bool
 	ReceivingRecord *DNSRecord
+	// OpenTracking and ClickTracking set the domain's Tracking
+	// (docs/api.md "Engagement tracking"), for the sends accepted after.
+	OpenTracking  *bool
+	ClickTracking *bool
 }
 
 // Empty reports whether u changes nothing.
 func (u DomainUpdate) Empty() bool {
-	return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil && u.Receiving == nil
+	return u.TLS == nil && u.IPPool == nil && u.DKIMEd25519 == nil && u.Receiving == nil &&
+		u.OpenTracking == nil && u.ClickTracking == nil
 }

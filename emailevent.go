@@ -16,6 +16,7 @@ const (
 	EventEmailSuppressed = "email.suppressed"
 	EventEmailComplained = "email.complained"
 	EventEmailCanceled   = "email.canceled"
+	// EventEmailOpened and EventEmailClicked are in tracking.go.
 )
 
 // EmailEventData is the "data" of an email event (docs/api.md "Webhooks and events").
@@ -64,6 +65,10 @@ type EmailEventDetail struct {
 	// absent on events of no session.
 	TLS     EventTLS `json:"tls,omitzero"`
 	Attempt int      `json:"attempt"`
+	// Engagement is an email.opened or email.clicked event's url,
+	// userAgent, ip and machine (tracking.go); nil, and absent from the
+	// JSON, on every other event.
+	*Engagement
 }
 
 // NewEmailEvent makes the event typ for recipient r of message m, its
@@ -120,10 +125,13 @@ type MessageSummary struct {
 	CreatedAt time.Time
 	// RequireTLS is the message's RequireTLS.
 	RequireTLS bool
+	// Tracking is the message's Tracking: delivery composes each
+	// recipient's copy when anything is tracked.
+	Tracking Tracking
 }
 
 // Summary returns m's summary.
 func (m *Message) Summary() *MessageSummary {
 	return &MessageSummary{ID: m.ID, AccountID: m.AccountID, From: m.From.Address, Subject: m.Subject,
-		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt, RequireTLS: m.RequireTLS}
+		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt, RequireTLS: m.RequireTLS, Tracking: m.Tracking}
 }

@@ -149,6 +149,18 @@ func (r *SendRequest) canonical() map[string]any {
 	// Absent when false, so that the digests of requests made before
 	// requireTls existed are unchanged.
 	put("requireTls", true, r.RequireTLS)
+	// Absent when not given, for the same reason; each of its fields only
+	// when given, since a field left out follows the domain.
+	if t := r.Tracking; t != nil {
+		o := map[string]bool{}
+		if t.Opens != nil {
+			o["opens"] = *t.Opens
+		}
+		if t.Clicks != nil {
+			o["clicks"] = *t.Clicks
+		}
+		m["tracking"] = o
+	}
 	if len(r.Attachments) > 0 {
 		list := make([]map[string]string, len(r.Attachments))
 		for i, a := range r.Attachments {

@@ -47,6 +47,15 @@ type Message struct {
 	// goes only over verified TLS to an MX an MTA-STS policy validates and
 	// that advertises REQUIRETLS, or bounces with 5.7.30.
 	RequireTLS bool
+	// Tracking is what the message's copies are tracked for, resolved at
+	// accept time from its domain's settings and its send's tracking
+	// (ResolveTracking).
+	Tracking Tracking
+	// Links are a click-tracked message's links, in order, with their
+	// clicks: stored when the message is first composed, read by
+	// MessageStore.Message (the log). Nil before that and on every other
+	// reading.
+	Links []TrackedLink
 
 	Recipients []*Recipient
 
@@ -150,6 +159,11 @@ type Recipient struct {
 	// TLS is the TLS the last attempt's session ran under, nil in clear
 	// or when no session was had.
 	TLS *TLSInfo
+	// Opens and Clicks count the engagement that came back from the
+	// recipient's copy of a tracked message (docs/api.md "Engagement
+	// tracking"), automated or not.
+	Opens  int
+	Clicks int
 }
 
 // Domain is the recipient's domain, which decides where the mail goes.

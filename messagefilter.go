@@ -74,6 +74,7 @@ func (f MessageFilter) CursorScope() string {
 	for _, t := range f.Tags {
 		field("tag", t.Key+":"+t.Value)
 	}
+	field("event", string(f.Event))
 	field("olderThan", f.OlderThan)
 	field("newerThan", f.NewerThan)
 	if f.OldestFirst {

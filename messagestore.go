@@ -212,6 +212,9 @@ type MessageFilter struct {
 	// (a client listing newest first reverses that page). It is part of
 	// the filter so that a cursor is bound to its order (CursorScope).
 	OldestFirst bool
+	// Event keeps the messages some recipient of which opened, or
+	// clicked (`?event=`); "" keeps all.
+	Event EngagementFilter
 }
 
 // SuppressionStore keeps the addresses an account must not send to.

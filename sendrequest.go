@@ -44,6 +44,10 @@ type SendRequest struct {
 	// RequireTLS is requireTls (RFC 8689 REQUIRETLS, docs/api.md "TLS
 	// policy"): false is the same as absent.
 	RequireTLS bool `json:"requireTls,omitempty"`
+	// Tracking is the send's tracking (docs/api.md "Engagement
+	// tracking"): each field given overrides the domain's setting for
+	// this message, one left out follows it (ResolveTracking).
+	Tracking *TrackingOverride `json:"tracking,omitempty"`
 	// SourceDigest, when set, stands for the request in its Digest,
 	// instead of the canonical form. It is the SHA-256 of the request as
 	// another surface received it (Resend's routes: its JSON text as

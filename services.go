@@ -15,7 +15,9 @@ import (
 type SendingDomains interface {
 	// CheckSendingDomain answers nil when the account may send from the
 	// domain name now, ECodeDomainNotVerified when it may not.
-	CheckSendingDomain(ctx context.Context, accountID, name string) error
+	// The domain's Tracking comes with a nil answer: what an accepted
+	// send resolves its own from.
+	CheckSendingDomain(ctx context.Context, accountID, name string) (Tracking, error)
 	// SendingDomain reads the account's domain, ECodeNotFound when it has
 	// none of that name.
 	SendingDomain(ctx context.Context, accountID, name string) (*Domain, error)
@@ -67,6 +69,27 @@ type TemplateRenderer interface {
 	// giving up at renderBy; problems with the variables are the
 	// RenderedTemplate's, not an error.
 	ForSend(ctx context.Context, accountID, idOrName string, variables Variables, renderBy time.Time) (*RenderedTemplate, error)
+}
+
+// Tracker makes the tracked HTML of each recipient's copy of a tracked
+// message (package tracking): what delivery asks of it.
+type Tracker interface {
+	// Prepare reads the HTML of message messageID once for all its
+	// copies, tracked for t.
+	Prepare(messageID, html string, t Tracking) (TrackedHTML, error)
+}
+
+// TrackedHTML is a message's HTML prepared for its tracked copies.
+type TrackedHTML interface {
+	// Links are the original addresses of the links a copy's HTML sends
+	// through the service, in document order: the message's
+	// TrackedLinks, which clicks come back with the index of. Empty when
+	// clicks are not tracked.
+	Links() []string
+	// For returns the HTML of recipient's copy: each link through its
+	// click address and the open pixel at its end, with tokens of that
+	// recipient. The same recipient always gets the same HTML.
+	For(recipient string) (string, error)
 }
 
 // UnsubscribeLinker makes the List-Unsubscribe fields of one recipient's

@@ -26,6 +26,7 @@ type Store interface {
 	TLSReportStore
 	AuditStore
 	ReceivedStore
+	EngagementStore
 
 	// Ping reports whether storage answers (GET /readyz).
 	Ping(ctx context.Context) error
@@ -79,7 +80,9 @@ type DomainStore interface {
 	DomainByID(ctx context.Context, accountID, id string) (*Domain, error)
 	// DomainStatus is the status alone of an account's domain: what the
 	// send path needs, in one indexed read of one column.
-	DomainStatus(ctx context.Context, accountID, name string) (DomainStatus, error)
+	// With it comes the domain's Tracking, which an accepted send
+	// resolves its own tracking from.
+	DomainStatus(ctx context.Context, accountID, name string) (DomainStatus, Tracking, error)
 	// ListDomains lists an account's domains newest first.
 	ListDomains(ctx context.Context, accountID string, page Page) ([]*Domain, string, error)
 	DeleteDomain(ctx context.Context, accountID, name string) error

@@ -153,10 +153,24 @@ type Composer interface {
 	// unsigned: the part common to every copy, which Copies completes.
 	Compose(m *Message, key DKIMKey) ([]byte, error)
 	// Copies prepares the per-recipient copies of base (unsigned, as
-	// Compose returned it): the function it returns puts fields and a
-	// DKIM signature covering them and base in front of base. The same
-	// fields always give the same bytes.
-	Copies(base []byte, key DKIMKey) (func(fields []Header) ([]byte, error), error)
+	// Compose returned it): see CopyMaker.
+	Copies(base []byte, key DKIMKey) (CopyMaker, error)
+}
+
+// CopyMaker makes the per-recipient copies of one message composed per
+// recipient (Composer.Copies): marketing mail, whose copies carry their
+// own List-Unsubscribe fields, and tracked mail, whose copies carry their
+// own HTML part (docs/api.md "Engagement tracking").
+type CopyMaker interface {
+	// HTML is the text of the common part's HTML part, decoded; "" when
+	// it has none. A tracked copy's HTML is made from it.
+	HTML() string
+	// Copy returns one recipient's copy: fields, then a DKIM signature
+	// covering them and the rest, in front of the common part, whose HTML
+	// part holds html instead when html is not "". The same arguments
+	// always give the same bytes, so a retry sends what the first attempt
+	// sent.
+	Copy(fields []Header, html string) ([]byte, error)
 }
 
 // RawSigner DKIM-signs a message that a client wrote whole, SMTP

@@ -16,7 +16,7 @@ var EventTypes = []string{
 	EventEmailQueued, EventEmailScheduled, EventEmailDelivered, EventEmailDeferred, EventEmailBounced,
 	EventEmailFailed, EventEmailSuppressed, EventEmailComplained, EventEmailCanceled,
 	EventDomainVerified, EventDomainFailed, EventDomainTemporaryFailure, EventWebhookTest,
-	EventEmailReceived,
+	EventEmailReceived, EventEmailOpened, EventEmailClicked,
 }
 
 // AllEventTypes is the subscription to every type, present and future.

@@ -31,7 +31,28 @@ import (
 // hashes the whole message on every call, hence this one, which signs as
 // sign.go does (rsa-sha256, relaxed/relaxed, From over-signed) and is held
 // to the same verifiers in the tests (go-msgauth, dkimpy).
-func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (func(fields []mailroom.Header) ([]byte, error), error) {
+func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (mailroom.CopyMaker, error) {
+	f, err := c.fieldCopies(base, key)
+	if err != nil {
+		return nil, err
+	}
+	return fieldCopier(f), nil
+}
+
+// fieldCopier is a CopyMaker whose copies differ in their fields alone.
+// SHIM until issue 33's per-recipient HTML lands.
+type fieldCopier func(fields []mailroom.Header) ([]byte, error)
+
+func (f fieldCopier) HTML() string { return "" }
+
+func (f fieldCopier) Copy(fields []mailroom.Header, html string) ([]byte, error) {
+	if html != "" {
+		return nil, fmt.Errorf("compose: copies with their own HTML are not made yet")
+	}
+	return f(fields)
+}
+
+func (c Composer) fieldCopies(base []byte, key mailroom.DKIMKey) (func(fields []mailroom.Header) ([]byte, error), error) {
 	signers, err := signersFor(key)
 	if err != nil {
 		return nil, err

@@ -31,7 +31,7 @@ func TestCopiesAreSignedPerRecipient(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFor := func(rcpt string) []byte {
-		raw, err := copies(copyFields(t, m, rcpt))
+		raw, err := copies.Copy(copyFields(t, m, rcpt), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestCopiesBodyHashIsGoMsgauths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw, err := copies([]mailroom.Header{{Name: "List-Unsubscribe", Value: "<https://x.example/y>"}})
+			raw, err := copies.Copy([]mailroom.Header{{Name: "List-Unsubscribe", Value: "<https://x.example/y>"}}, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,7 @@ func TestEd25519BesideRSAVerifiesWithDKIMpy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	marketing, err := copies(copyFields(t, m, "bob@example.net"))
+	marketing, err := copies.Copy(copyFields(t, m, "bob@example.net"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

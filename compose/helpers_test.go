@@ -95,7 +95,7 @@ func mustComposeCopy(t *testing.T, m *mailroom.Message, rcpt string) []byte {
 	if err != nil {
 		t.Fatalf("Copies: %v", err)
 	}
-	raw, err := copies(copyFields(t, m, rcpt))
+	raw, err := copies.Copy(copyFields(t, m, rcpt), "")
 	if err != nil {
 		t.Fatalf("copy for %s: %v", rcpt, err)
 	}

@@ -131,7 +131,7 @@ func (s *Signer) copies(sum *mailroom.MessageSummary, base []byte, domain *mailr
 		if err != nil {
 			return nil, err
 		}
-		return copies(fields)
+		return copies.Copy(fields, "")
 	}, nil
 }
 

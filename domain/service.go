@@ -269,26 +269,28 @@ func (s *Service) RunRechecks(ctx context.Context, interval time.Duration) {
 // send from name now (verified, or in the grace period of a temporary
 // failure). It reads one indexed row, or reuses the answer read within
 // SendingDomainCacheTTL, and does no DNS, so it can sit on the send path.
-func (s *Service) CheckSendingDomain(ctx context.Context, accountID, name string) error {
+// With a nil answer comes the domain's tracking, which the send's own is
+// resolved from (docs/api.md "Engagement tracking").
+func (s *Service) CheckSendingDomain(ctx context.Context, accountID, name string) (mailroom.Tracking, error) {
 	now := s.now()
 	cached, ok := s.statuses.get(accountID, name, now)
 	if !ok {
-		status, err := s.Store.DomainStatus(ctx, accountID, name)
+		status, tracking, err := s.Store.DomainStatus(ctx, accountID, name)
 		switch {
 		case err == nil:
-			cached = cachedDomainStatus{status: status, found: true}
+			cached = cachedDomainStatus{status: status, tracking: tracking, found: true}
 		case !mailroom.IsCode(err, mailroom.ECodeNotFound):
-			return err
+			return mailroom.Tracking{}, err
 		}
 		s.statuses.put(accountID, name, cached, now)
 	}
 	switch {
 	case !cached.found:
-		return mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
+		return mailroom.Tracking{}, mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is not a domain of this account; add and verify it first.", name)
 	case !cached.status.CanSend():
-		return mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, cached.status)
+		return mailroom.Tracking{}, mailroom.Errorf(mailroom.ECodeDomainNotVerified, "The domain %s is %s, not verified; publish its records and verify it.", name, cached.status)
 	}
-	return nil
+	return cached.tracking, nil
 }
 
 // SetIPPool sets the pool of source addresses an account's domain sends

@@ -31,8 +31,9 @@ type domainCacheKey struct{ account, name string }
 // cachedDomainStatus is a stored status, or found false for a name the
 // account does not have.
 type cachedDomainStatus struct {
-	status  mailroom.DomainStatus
-	found   bool
+	status   mailroom.DomainStatus
+	tracking mailroom.Tracking
+	found    bool
 	expires time.Time
 }
 

@@ -21,7 +21,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 	acct := storetest.NewAccount(t, store, "acme")
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	svc := &domain.Service{Store: store, Now: func() time.Time { return now }}
-	check := func(name string) error { return svc.CheckSendingDomain(ctx, acct.ID, name) }
+	check := func(name string) error { _, err := svc.CheckSendingDomain(ctx, acct.ID, name); return err }
 	mustSend := func(name, when string) {
 		t.Helper()
 		if err := check(name); err != nil {
@@ -71,7 +71,7 @@ func TestCheckSendingDomainReusesAnswers(t *testing.T) {
 	other := storetest.NewAccount(t, store, "globex")
 	verified("c.example")
 	mustSend("c.example", "acme's own")
-	if err := svc.CheckSendingDomain(ctx, other.ID, "c.example"); !mailroom.IsCode(err, mailroom.ECodeDomainNotVerified) {
+	if _, err := svc.CheckSendingDomain(ctx, other.ID, "c.example"); !mailroom.IsCode(err, mailroom.ECodeDomainNotVerified) {
 		t.Fatalf("globex sending from acme's domain: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func TestDomainLifecycle(t *testing.T) {
 				t.Fatalf("record %s not verified: %+v", rec.Purpose, rec)
 			}
 		}
-		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
+		if _, err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
 			t.Fatalf("a verified domain cannot send: %v", err)
 		}
 		if got := decodeDomain(e.domainCall(t, "GET", "/v1/domains/EXAMPLE.com", e.admin, nil)); got.Status != api.DomainVerified {
@@ -133,7 +133,7 @@ func TestDomainLifecycle(t *testing.T) {
 		if d.Status != api.DomainTemporaryFailure || record(d, api.PurposeDKIM).Status != api.RecordFailed {
 			t.Fatalf("after the records went: %+v", d)
 		}
-		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
+		if _, err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); err != nil {
 			t.Fatalf("a domain in its grace period must keep sending: %v", err)
 		}
 		e.clock.Advance(73 * time.Hour)
@@ -144,7 +144,7 @@ func TestDomainLifecycle(t *testing.T) {
 		if d.Status != api.DomainFailed || d.NextCheckAt != nil {
 			t.Fatalf("72 h later: %+v", d)
 		}
-		if err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); mailroom.ErrorCode(err) != mailroom.ECodeDomainNotVerified {
+		if _, err := e.domains.CheckSendingDomain(context.Background(), e.acct.ID, "example.com"); mailroom.ErrorCode(err) != mailroom.ECodeDomainNotVerified {
 			t.Fatalf("a failed domain may not send: %v", err)
 		}
 		wantEvents(t, e, mailroom.EventDomainFailed, mailroom.EventDomainTemporaryFailure, mailroom.EventDomainVerified)

@@ -82,7 +82,7 @@ func (s *Sender) SendBatchWith(ctx context.Context, key *mailroom.APIKey, items 
 		items = keyItems(batchIdem, items)
 	}
 	out := make([]mailroom.AcceptOutcome, len(items))
-	batch := &batchState{domains: map[string]error{}, renderBy: time.Now().Add(mailroom.MaxBatchRenderTime)}
+	batch := &batchState{domains: map[string]domainAnswer{}, renderBy: time.Now().Add(mailroom.MaxBatchRenderTime)}
 	stored, err := s.storedUnderKeys(ctx, key.AccountID, items)
 	if err != nil {
 		return nil, err
@@ -168,8 +168,15 @@ func (s *Sender) storedUnderKeys(ctx context.Context, accountID string, items []
 // answers (each domain is checked once) and the deadline of all their
 // rendering together.
 type batchState struct {
-	domains  map[string]error
+	domains  map[string]domainAnswer
 	renderBy time.Time
+}
+
+// domainAnswer is a sending domain's check, as a batch keeps it for its
+// other items from that domain.
+type domainAnswer struct {
+	tracking mailroom.Tracking
+	err      error
 }
 
 // prepare turns a request into the message to store: rendered, validated,
@@ -200,7 +207,7 @@ func (s *Sender) prepare(ctx context.Context, key *mailroom.APIKey, req *mailroo
 func (s *Sender) validate(ctx context.Context, key *mailroom.APIKey, req *mailroom.SendRequest, header []string, now time.Time, batch *batchState) (*mailroom.Message, error) {
 	accountID := key.AccountID
 	var renderBy time.Time
-	var checked map[string]error
+	var checked map[string]domainAnswer
 	if batch != nil {
 		renderBy, checked = batch.renderBy, batch.domains
 	}
@@ -215,16 +222,17 @@ func (s *Sender) validate(ctx context.Context, key *mailroom.APIKey, req *mailro
 	if err := key.CheckSendingFrom("From", m.Domain); err != nil {
 		return nil, err
 	}
-	err, known := checked[m.Domain]
+	answer, known := checked[m.Domain]
 	if !known {
-		err = s.Domains.CheckSendingDomain(ctx, accountID, m.Domain)
-		if checked != nil && !mailroom.IsCode(err, mailroom.ECodeUnavailable) {
-			checked[m.Domain] = err
+		answer.tracking, answer.err = s.Domains.CheckSendingDomain(ctx, accountID, m.Domain)
+		if checked != nil && !mailroom.IsCode(answer.err, mailroom.ECodeUnavailable) {
+			checked[m.Domain] = answer
 		}
 	}
-	if err != nil {
-		return nil, err
+	if answer.err != nil {
+		return nil, answer.err
 	}
+	m.Tracking = mailroom.ResolveTracking(answer.tracking, req.Tracking, m.HTML)
 	m.ID = mailroom.NewID(mailroom.PrefixMessage, now)
 	m.AccountID = accountID
 	m.CreatedAt = now

@@ -89,13 +89,15 @@ func (s *Store) DomainByID(ctx context.Context, accountID, id string) (*mailroom
 }
 
 // DomainStatus reads the status of an account's domain.
-func (s *Store) DomainStatus(ctx context.Context, accountID, name string) (mailroom.DomainStatus, error) {
+func (s *Store) DomainStatus(ctx context.Context, accountID, name string) (mailroom.DomainStatus, mailroom.Tracking, error) {
+	// SHIM until the tracking columns land (issue 33's storage): no
+	// domain tracks anything yet.
 	var status string
 	err := s.readRow(ctx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, accountID, name).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
+		return "", mailroom.Tracking{}, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
 	}
-	return mailroom.DomainStatus(status), s.wrap(err, "domain status")
+	return mailroom.DomainStatus(status), mailroom.Tracking{}, s.wrap(err, "domain status")
 }
 
 // ListDomains lists an account's domains, newest first.

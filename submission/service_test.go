@@ -45,12 +45,12 @@ type subDomains struct {
 	status map[string]mailroom.DomainStatus
 }
 
-func (s *subDomains) DomainStatus(_ context.Context, _, name string) (mailroom.DomainStatus, error) {
+func (s *subDomains) DomainStatus(_ context.Context, _, name string) (mailroom.DomainStatus, mailroom.Tracking, error) {
 	st, ok := s.status[name]
 	if !ok {
-		return "", mailroom.Errorf(mailroom.ECodeNotFound, "no domain")
+		return "", mailroom.Tracking{}, mailroom.Errorf(mailroom.ECodeNotFound, "no domain")
 	}
-	return st, nil
+	return st, mailroom.Tracking{}, nil
 }
 
 func (s *subDomains) Domain(_ context.Context, accountID, name string) (*mailroom.Domain, error) {

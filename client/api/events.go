@@ -32,6 +32,12 @@ const (
 	// (docs/api.md "Receiving mail"), one per message, not per recipient.
 	EventEmailReceived EventType = "email.received"
 
+	// EventEmailOpened and EventEmailClicked come back from tracked mail
+	// (docs/api.md "Engagement tracking"): a recipient's first open, and
+	// each click. Their data is EmailEventData with its Engagement.
+	EventEmailOpened  EventType = "email.opened"
+	EventEmailClicked EventType = "email.clicked"
+
 	// EventAll subscribes a webhook endpoint to every type, present and
 	// future. It is no event's type.
 	EventAll EventType = "*"
@@ -44,7 +50,7 @@ func EventTypes() []EventType {
 		EventEmailQueued, EventEmailScheduled, EventEmailDelivered, EventEmailDeferred, EventEmailBounced,
 		EventEmailFailed, EventEmailSuppressed, EventEmailComplained, EventEmailCanceled,
 		EventDomainVerified, EventDomainFailed, EventDomainTemporaryFailure, EventWebhookTest,
-		EventEmailReceived,
+		EventEmailReceived, EventEmailOpened, EventEmailClicked,
 	}
 }
 

@@ -131,7 +131,7 @@ func (m *reportMailer) account(ctx context.Context) (*mailroom.Account, error) {
 		return nil, err
 	}
 	for _, a := range accounts {
-		if err := m.domains.CheckSendingDomain(ctx, a.ID, name); err == nil {
+		if _, err := m.domains.CheckSendingDomain(ctx, a.ID, name); err == nil {
 			return a, nil
 		}
 	}
