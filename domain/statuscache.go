@@ -34,7 +34,7 @@ type cachedDomainStatus struct {
 	status   mailroom.DomainStatus
 	tracking mailroom.Tracking
 	found    bool
-	expires time.Time
+	expires  time.Time
 }
 
 // get returns the answer cached for the account's name at now, if fresh.
