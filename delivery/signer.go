@@ -27,6 +27,10 @@ type Signer struct {
 	// of marketing mail. Set it before the Signer is used, or later with
 	// SetUnsubscribe.
 	Unsubscribe mailroom.UnsubscribeLinker
+	// Tracker makes the HTML of each recipient's copy of tracked mail
+	// (docs/api.md "Engagement tracking"). Set it before the Signer is
+	// used, or later with SetTracker.
+	Tracker mailroom.Tracker
 	// Now is the clock of the domain cache; nil is time.Now.
 	Now func() time.Time
 
@@ -104,6 +108,14 @@ func (s *Signer) SetUnsubscribe(l mailroom.UnsubscribeLinker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Unsubscribe = l
+}
+
+// SetTracker replaces Tracker while the Signer is in use, for the same
+// reason as SetUnsubscribe: its links hold the public URL.
+func (s *Signer) SetTracker(t mailroom.Tracker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Tracker = t
 }
 
 // copies returns the function that makes each recipient's copy of
