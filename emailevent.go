@@ -128,10 +128,13 @@ type MessageSummary struct {
 	// Tracking is the message's Tracking: delivery composes each
 	// recipient's copy when anything is tracked.
 	Tracking Tracking
+	// Category is the message's: a copy of tracked mail carries the
+	// service's unsubscribe links only when it is marketing.
+	Category Category
 }
 
 // Summary returns m's summary.
 func (m *Message) Summary() *MessageSummary {
 	return &MessageSummary{ID: m.ID, AccountID: m.AccountID, From: m.From.Address, Subject: m.Subject,
-		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt, RequireTLS: m.RequireTLS, Tracking: m.Tracking}
+		Tags: m.Tags, Domain: m.Domain, CreatedAt: m.CreatedAt, RequireTLS: m.RequireTLS, Tracking: m.Tracking, Category: m.Category}
 }
