@@ -33,7 +33,10 @@ var _ mailroom.Composer = Composer{}
 // Marketing mail is the exception: each recipient's copy carries its own
 // RFC 8058 unsubscribe link, so it is composed without them and left
 // unsigned, the part common to every copy, which Copies completes per
-// recipient (copies.go). The key is checked all the same.
+// recipient (copies.go). Tracked mail is composed the same way: its
+// common part holds the client's HTML, and each copy an HTML part of its
+// own (docs/api.md "Engagement tracking"). The key is checked all the
+// same.
 func (c Composer) Compose(m *mailroom.Message, key mailroom.DKIMKey) ([]byte, error) {
 	// The key first: a domain whose key cannot be opened cannot send
 	// anything, and saying so beats saying what else is wrong.

@@ -16,43 +16,28 @@ import (
 	"github.com/mailroom/mailroom"
 )
 
-// Copies prepares the per-recipient copies of marketing mail: base is what
-// Compose returned for it, unsigned, and each call of the function it
-// returns puts fields (the recipient's List-Unsubscribe pair) and a DKIM
-// signature covering them and base in front of base.
+// Copies prepares the per-recipient copies of mail composed per
+// recipient: base is what Compose returned for it, unsigned, and each Copy
+// puts fields (a marketing copy's List-Unsubscribe pair) and a DKIM
+// signature covering them and base in front of base, whose HTML part it
+// first replaces with the recipient's own for tracked mail (docs/api.md
+// "Engagement tracking").
 //
-// The body hash is computed once, here, for every copy: only the header
-// hash and the RSA signature are per recipient. And the copies are
-// deterministic: t= is the message's Date (when it was composed), not the
-// time of the call, and RSASSA-PKCS1-v1_5 has no randomness, so a retry
-// sends the very bytes the first attempt sent and the log's raw view shows
-// what the recipient got, as for mail signed once (docs/design.md "How a
-// message travels"). go-msgauth's signer stamps t= with the clock and
-// hashes the whole message on every call, hence this one, which signs as
-// sign.go does (rsa-sha256, relaxed/relaxed, From over-signed) and is held
-// to the same verifiers in the tests (go-msgauth, dkimpy).
+// The copies are deterministic: t= is the message's Date (when it was
+// composed), not the time of the call, and neither RSASSA-PKCS1-v1_5 nor
+// Ed25519 has randomness, so a retry sends the very bytes the first
+// attempt sent and the log's raw view shows what the recipient got, as
+// for mail signed once (docs/design.md "How a message travels").
+// go-msgauth's signer stamps t= with the clock and hashes the whole
+// message on every call, hence this one, which signs as sign.go does
+// (relaxed/relaxed, From over-signed) and is held to the same verifiers
+// in the tests (go-msgauth, dkimpy).
+//
+// The body is hashed once, here, for every copy with the common HTML:
+// only the header hash and the signature are per recipient. A copy with
+// its own HTML has a body hash of its own, but the part of the body
+// before the HTML part is hashed once, here, too.
 func (c Composer) Copies(base []byte, key mailroom.DKIMKey) (mailroom.CopyMaker, error) {
-	f, err := c.fieldCopies(base, key)
-	if err != nil {
-		return nil, err
-	}
-	return fieldCopier(f), nil
-}
-
-// fieldCopier is a CopyMaker whose copies differ in their fields alone.
-// SHIM until issue 33's per-recipient HTML lands.
-type fieldCopier func(fields []mailroom.Header) ([]byte, error)
-
-func (f fieldCopier) HTML() string { return "" }
-
-func (f fieldCopier) Copy(fields []mailroom.Header, html string) ([]byte, error) {
-	if html != "" {
-		return nil, fmt.Errorf("compose: copies with their own HTML are not made yet")
-	}
-	return f(fields)
-}
-
-func (c Composer) fieldCopies(base []byte, key mailroom.DKIMKey) (func(fields []mailroom.Header) ([]byte, error), error) {
 	signers, err := signersFor(key)
 	if err != nil {
 		return nil, err
@@ -68,7 +53,22 @@ func (c Composer) fieldCopies(base []byte, key mailroom.DKIMKey) (func(fields []
 	if err != nil {
 		return nil, err
 	}
-	bh := relaxedBodyHash(base[end+4:])
+	cm := &copyMaker{signers: signers, header: header, base: base, tags: make([]string, len(signers))}
+	body := end + 4
+	before := newRelaxedBody()
+	if start, stop, ok := htmlPart(base[body:]); ok {
+		cm.htmlStart, cm.htmlEnd = body+start, body+stop
+		before.write(base[body:cm.htmlStart])
+		if cm.beforeHTML, err = before.clone(); err != nil {
+			return nil, err
+		}
+		before.write(base[cm.htmlStart:])
+	} else {
+		before.write(base[body:])
+	}
+	bh := before.sum()
+	cm.bh = base64.StdEncoding.EncodeToString(bh[:])
+
 	stamp := ""
 	for _, f := range header {
 		if strings.EqualFold(f.name, "Date") {
@@ -77,39 +77,91 @@ func (c Composer) fieldCopies(base []byte, key mailroom.DKIMKey) (func(fields []
 			}
 		}
 	}
-	tags := make([]string, len(signers))
 	for i, ks := range signers {
-		tags[i] = "v=1; a=" + algorithm(ks.signer) + "; c=relaxed/relaxed; d=" + ks.key.Domain + "; s=" + ks.key.Selector
+		cm.tags[i] = "v=1; a=" + algorithm(ks.signer) + "; c=relaxed/relaxed; d=" + ks.key.Domain + "; s=" + ks.key.Selector
 		if stamp != "" {
-			tags[i] += "; t=" + stamp
+			cm.tags[i] += "; t=" + stamp
 		}
-		tags[i] += "; bh=" + base64.StdEncoding.EncodeToString(bh[:])
+	}
+	return cm, nil
+}
+
+// copyMaker is the mailroom.CopyMaker of one common part. It is not
+// changed by its calls, so copies can be made concurrently.
+type copyMaker struct {
+	signers []keySigner
+	header  []rawField
+	base    []byte
+	// tags are each signature's tags before bh=.
+	tags []string
+	// bh is the body hash of a copy with the common HTML.
+	bh string
+	// base[htmlStart:htmlEnd] is the HTML part's encoded body (htmlPart),
+	// both 0 when there is none; beforeHTML is the body hashed up to it.
+	htmlStart, htmlEnd int
+	beforeHTML         *relaxedBody
+}
+
+func (cm *copyMaker) HTML() string {
+	if cm.htmlEnd == 0 {
+		return ""
+	}
+	html, err := decodeHTML(cm.base[cm.htmlStart:cm.htmlEnd])
+	if err != nil {
+		// Compose wrote it: quoted-printable it reads back.
+		return ""
+	}
+	return html
+}
+
+func (cm *copyMaker) Copy(extra []mailroom.Header, html string) ([]byte, error) {
+	bh, tail := cm.bh, cm.base
+	var enc []byte
+	if html != "" {
+		if cm.htmlEnd == 0 {
+			return nil, fmt.Errorf("compose: a copy with its own HTML of a message without an HTML part")
+		}
+		enc = encodeHTML(html)
+		r, err := cm.beforeHTML.clone()
+		if err != nil {
+			return nil, err
+		}
+		r.write(enc)
+		r.write(cm.base[cm.htmlEnd:])
+		sum := r.sum()
+		bh = base64.StdEncoding.EncodeToString(sum[:])
+		tail = cm.base[:cm.htmlStart]
 	}
 
-	return func(extra []mailroom.Header) ([]byte, error) {
-		var head []byte
-		own := make([]rawField, 0, len(extra)+len(header))
-		for _, h := range extra {
-			f, err := formatField(field{h.Name, h.Value})
-			if err != nil {
-				return nil, fmt.Errorf("compose: %w", err)
-			}
-			head = append(head, f...)
-			own = append(own, rawField{name: h.Name, value: h.Value, raw: string(f[:len(f)-2])})
+	var head []byte
+	own := make([]rawField, 0, len(extra)+len(cm.header))
+	for _, h := range extra {
+		f, err := formatField(field{h.Name, h.Value})
+		if err != nil {
+			return nil, fmt.Errorf("compose: %w", err)
 		}
-		all := append(own, header...)
-		names := signedNamesOf(all)
-		var sigs []byte
-		for i, ks := range signers {
-			sig, err := signFields(all, names, tags[i], ks.signer)
-			if err != nil {
-				return nil, err
-			}
-			sigs = append(sigs, sig...)
+		head = append(head, f...)
+		own = append(own, rawField{name: h.Name, value: h.Value, raw: string(f[:len(f)-2])})
+	}
+	all := append(own, cm.header...)
+	names := signedNamesOf(all)
+	var sigs []byte
+	for i, ks := range cm.signers {
+		sig, err := signFields(all, names, cm.tags[i]+"; bh="+bh, ks.signer)
+		if err != nil {
+			return nil, err
 		}
-		out := make([]byte, 0, len(sigs)+len(head)+len(base))
-		return append(append(append(out, sigs...), head...), base...), nil
-	}, nil
+		sigs = append(sigs, sig...)
+	}
+	size := len(sigs) + len(head) + len(cm.base)
+	if enc != nil {
+		size += len(enc) - (cm.htmlEnd - cm.htmlStart)
+	}
+	out := append(append(append(make([]byte, 0, size), sigs...), head...), tail...)
+	if enc != nil {
+		out = append(append(out, enc...), cm.base[cm.htmlEnd:]...)
+	}
+	return out, nil
 }
 
 // rawField is one field of a header as written: its name, its value
@@ -254,49 +306,4 @@ func relaxedField(raw string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// relaxedBodyHash is the SHA-256 of body under the "relaxed" body
-// canonicalization of RFC 6376 §3.4.4: whitespace at the ends of lines
-// removed, other runs of it one space, empty lines at the end removed,
-// and a final CRLF for a body that is not empty. Line by line, so that a
-// large attachment costs no copy.
-func relaxedBodyHash(body []byte) [sha256.Size]byte {
-	h := sha256.New()
-	var line []byte
-	empties := 0
-	for len(body) > 0 {
-		l := body
-		if i := bytes.Index(body, []byte("\r\n")); i >= 0 {
-			l, body = body[:i], body[i+2:]
-		} else {
-			body = nil
-		}
-		l = bytes.TrimRight(l, " \t")
-		if len(l) == 0 {
-			empties++
-			continue
-		}
-		for ; empties > 0; empties-- {
-			h.Write([]byte("\r\n"))
-		}
-		line = line[:0]
-		space := false
-		for _, c := range l {
-			if c == ' ' || c == '\t' {
-				space = true
-				continue
-			}
-			if space {
-				line = append(line, ' ')
-			}
-			space = false
-			line = append(line, c)
-		}
-		line = append(line, '\r', '\n')
-		h.Write(line)
-	}
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
 }

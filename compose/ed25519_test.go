@@ -80,7 +80,8 @@ func requireNaCl(t *testing.T) {
 
 // Mail of a domain with an Ed25519 key carries two signatures, RSA and
 // Ed25519 (RFC 8463 §3), and dkimpy verifies each: transactional mail
-// signed once, a recipient's copy of marketing mail, and a message
+// signed once, a recipient's copy of marketing mail and of tracked mail
+// (whose body hash is its own), and a message
 // submitted whole over SMTP.
 func TestEd25519BesideRSAVerifiesWithDKIMpy(t *testing.T) {
 	requireNaCl(t)
@@ -106,12 +107,17 @@ func TestEd25519BesideRSAVerifiesWithDKIMpy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trackedBase, err := testComposer().Compose(trackedMessage(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracked, _ := trackedCopy(t, trackedBase, key, nil, "bob@example.net")
 	submittedRaw, err := testComposer().SignRaw([]byte(submitted), key)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	for name, raw := range map[string][]byte{"transactional": transactional, "marketing copy": marketing, "submitted": submittedRaw} {
+	for name, raw := range map[string][]byte{"transactional": transactional, "marketing copy": marketing, "tracked copy": tracked, "submitted": submittedRaw} {
 		t.Run(name, func(t *testing.T) {
 			ok, out := dkimpyEach(t, raw)
 			want := []string{"rsa-sha256 " + rsaKey.Selector + " pass", "ed25519-sha256 " + edKey.Selector + " pass"}

@@ -69,11 +69,17 @@ func (c Composer) headerFields(m *mailroom.Message, content fields) (fields, err
 	return append(fs, extra...), nil
 }
 
-// perRecipient says whether m is composed per recipient: marketing mail
-// gets RFC 8058's one-click unsubscribe pair, whose URL names the
-// recipient, in each recipient's copy (Copies), unless the client gave a
-// List-Unsubscribe of its own, which every recipient then gets alike.
+// perRecipient says whether m is composed per recipient. Tracked mail
+// (docs/api.md "Engagement tracking") is: each recipient's copy has an
+// HTML part of its own, with that recipient's pixel and links (Copies).
+// Marketing mail is too: it gets RFC 8058's one-click unsubscribe pair,
+// whose URL names the recipient, in each recipient's copy, unless the
+// client gave a List-Unsubscribe of its own, which every recipient then
+// gets alike.
 func perRecipient(m *mailroom.Message) bool {
+	if m.Tracking.Any() && m.HTML != "" {
+		return true
+	}
 	if m.Category != mailroom.CategoryMarketing {
 		return false
 	}

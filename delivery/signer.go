@@ -1,8 +1,8 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -18,7 +18,8 @@ import (
 // Marketing mail is stored unsigned, the part common to every recipient's
 // copy, and each copy gets its own RFC 8058 unsubscribe pair and DKIM
 // signature when it is sent (Composer.Copies), the same bytes on every
-// attempt.
+// attempt. So is tracked mail, each copy with an HTML part of its own
+// (copies.go).
 type Signer struct {
 	Store    mailroom.MessageStore
 	Domains  mailroom.SendingDomains
@@ -84,19 +85,36 @@ func (s *Signer) Signed(ctx context.Context, sum *mailroom.MessageSummary) (*mai
 	default:
 		return nil, err
 	}
+	var copies *copyPlan
 	if raw == nil {
-		if raw, err = s.Compose(m, domain); err != nil {
+		composed, err := s.Compose(m, domain)
+		if err != nil {
 			return nil, err
 		}
-		if raw, err = s.Store.SaveRaw(ctx, m.ID, raw); err != nil {
+		if !mailroom.IsSigned(composed) {
+			if copies, err = s.planCopies(sum, composed, domain); err != nil {
+				return nil, err
+			}
+			if err := copies.saveLinks(ctx, s.Store); err != nil {
+				return nil, err
+			}
+		}
+		if raw, err = s.Store.SaveRaw(ctx, m.ID, composed); err != nil {
 			return nil, err
+		}
+		if !bytes.Equal(raw, composed) {
+			// Another node's bytes won: its copies are made from them.
+			copies = nil
 		}
 	}
 	out := &mailroom.Signed{Raw: raw, ReturnPath: domain.ReturnPathDomain, IPPool: domain.IPPool, TLSMode: domain.TLS.OrDefault()}
 	if !mailroom.IsSigned(raw) {
-		if out.Copy, err = s.copies(sum, raw, domain); err != nil {
-			return nil, err
+		if copies == nil {
+			if copies, err = s.planCopies(sum, raw, domain); err != nil {
+				return nil, err
+			}
 		}
+		out.Copy = copies.copyFor
 	}
 	return out, nil
 }
@@ -116,35 +134,6 @@ func (s *Signer) SetTracker(t mailroom.Tracker) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Tracker = t
-}
-
-// copies returns the function that makes each recipient's copy of
-// marketing mail from its stored common part.
-func (s *Signer) copies(sum *mailroom.MessageSummary, base []byte, domain *mailroom.Domain) (func(string) ([]byte, error), error) {
-	key, err := s.key(domain)
-	if err != nil {
-		return nil, err
-	}
-	copies, err := s.Composer.Copies(base, key)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	links := s.Unsubscribe
-	s.mu.Unlock()
-	if links == nil {
-		return func(string) ([]byte, error) {
-			return nil, errors.New("unsubscribe links: no public URL is set (--public-url)")
-		}, nil
-	}
-	return func(rcpt string) ([]byte, error) {
-		fields, err := links.Fields(mailroom.Unsubscribe{AccountID: sum.AccountID, MessageID: sum.ID, Address: rcpt},
-			domain.ReturnPathDomain)
-		if err != nil {
-			return nil, err
-		}
-		return copies.Copy(fields, "")
-	}, nil
 }
 
 // Compose renders m with its domain's DKIM key: signed, or, for mail
