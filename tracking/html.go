@@ -79,6 +79,12 @@ func (t Tracker) scan(src string, tr mailroom.Tracking) ([]edit, []string, error
 		links   []string
 		bodyEnd = -1
 		offset  int
+		// end is where the pixel goes without a </body>: after the last
+		// token that is whole, so that it goes neither into a tag or
+		// comment cut off by the end of the HTML (which a browser drops)
+		// nor into the text of a <script> or <title> left open.
+		end     int
+		rawText string
 	)
 	z := xhtml.NewTokenizer(strings.NewReader(src))
 	for {
@@ -94,12 +100,26 @@ func (t Tracker) scan(src string, tr mailroom.Tracking) ([]edit, []string, error
 		if tt == xhtml.ErrorToken {
 			break
 		}
+		if rawText != "" {
+			// Inside <script>, <style>, <title>…: text until its end tag.
+			if name, _ := z.TagName(); tt == xhtml.EndTagToken && string(name) == rawText {
+				rawText, end = "", offset
+			}
+			continue
+		}
+		if whole(tt, src[start:offset]) {
+			end = offset
+		}
 		switch tt {
 		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			tag := string(name)
-			if tag == "noscript" && tt == xhtml.StartTagToken {
-				z.NextIsNotRawText()
+			if tt == xhtml.StartTagToken {
+				if tag == "noscript" {
+					z.NextIsNotRawText()
+				} else if rawTextTags[tag] {
+					rawText, end = tag, start
+				}
 			}
 			if !tr.Clicks || !hasAttr || (tag != "a" && tag != "area") || len(links) >= mailroom.MaxTrackedLinks {
 				continue
@@ -118,7 +138,7 @@ func (t Tracker) scan(src string, tr mailroom.Tracking) ([]edit, []string, error
 		}
 	}
 	if tr.Opens {
-		at := len(src)
+		at := end
 		if bodyEnd >= 0 {
 			at = bodyEnd
 		}
@@ -130,6 +150,28 @@ func (t Tracker) scan(src string, tr mailroom.Tracking) ([]edit, []string, error
 	// after </body>.
 	slices.SortStableFunc(edits, func(a, b edit) int { return cmp.Compare(a.start, b.start) })
 	return edits, links, nil
+}
+
+// rawTextTags are the elements whose contents the tokenizer reads as
+// text up to their end tag (WHATWG HTML §13.2.5.2 to §13.2.5.4, and
+// <plaintext>, which has none); <noscript> is read as markup here.
+var rawTextTags = map[string]bool{"script": true, "style": true, "title": true, "textarea": true, "xmp": true,
+	"iframe": true, "noembed": true, "noframes": true, "plaintext": true}
+
+// whole says whether a token's bytes are all of it, not cut off by the
+// end of the HTML: text is, unless it ends in the start of a tag; a comment "<!--" needs its "-->" (or
+// the forms §13.2.5.43 to §13.2.5.52 also close it); anything else its
+// ">".
+func whole(tt xhtml.TokenType, raw string) bool {
+	switch {
+	case tt == xhtml.TextToken:
+		// "<" or "</" is text only at the very end, where a tag was
+		// about to start.
+		return !strings.HasSuffix(raw, "<") && !strings.HasSuffix(raw, "</")
+	case tt == xhtml.CommentToken && strings.HasPrefix(raw, "<!--"):
+		return raw == "<!-->" || raw == "<!--->" || strings.HasSuffix(raw, "-->") || strings.HasSuffix(raw, "--!>")
+	}
+	return strings.HasSuffix(raw, ">")
 }
 
 // attr is one attribute of a tag as the tokenizer decoded it.
