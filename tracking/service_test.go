@@ -23,7 +23,7 @@ type testClock struct {
 	t  time.Time
 }
 
-func (c *testClock) Now() time.Time           { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *testClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // tracked is a message of one account to ann@example.net, delivered at
