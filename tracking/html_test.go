@@ -155,6 +155,8 @@ func TestPixelPlacement(t *testing.T) {
 		{"<p>Hi</p></body> <div></body></div>", "<p>Hi</p></body> <div>PIXEL</body></div>"},
 		{"<p>Hi</p><!-- </body> -->", "<p>Hi</p><!-- </body> -->PIXEL"},
 		{"", "PIXEL"},
+		{"<p>Hi</p><script>var a = 1;", "<p>Hi</p>PIXEL<script>var a = 1;"},
+		{"<p>Hi</p><title>x</title>", "<p>Hi</p><title>x</title>PIXEL"},
 		{"<p>unterminated <a href=\"https://x.example", "<p>unterminated PIXEL<a href=\"https://x.example"},
 	} {
 		out, links, tokens := trackedCopy(t, c.src, mailroom.Tracking{Opens: true})

@@ -204,6 +204,13 @@ func TestServiceRateLimitsRecording(t *testing.T) {
 		if r, _ := tr.engagement(t); r.Clicks != 5 {
 			t.Fatalf("%d clicks recorded, want 5 (another network, and one after a second)", r.Clicks)
 		}
+		// An IPv6 network is a /48.
+		for i := range 5 {
+			tr.svc.Click(ctx, tok, request("GET", browser, "2001:db8:7:"+string(rune('1'+i))+"::1"))
+		}
+		if r, _ := tr.engagement(t); r.Clicks != 8 {
+			t.Fatalf("%d clicks recorded, want 8 (a /48's burst of 3 more)", r.Clicks)
+		}
 	})
 }
 
