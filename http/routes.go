@@ -106,6 +106,11 @@ func (s *Server) routes() http.Handler {
 	// No key: the token in the path is the credential (docs/api.md
 	// "Mail coming back").
 	handle("/v1/unsubscribe/{token}", methods{"GET": s.getUnsubscribe, "POST": s.postUnsubscribe})
+	// No key either: the tracked copies' pixel and links (docs/api.md
+	// "Engagement tracking"), outside /v1 so that their addresses stay
+	// short, and claimed here before Resend's routes and the dashboard.
+	handle("/t/o/{token}", methods{"GET": s.getTrackedOpen})
+	handle("/t/c/{token}", methods{"GET": s.getTrackedClick})
 
 	// What no route above claims, outside the API's /v1 tree: Resend's
 	// routes for a request that is the API's (forResend), the

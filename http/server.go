@@ -23,6 +23,7 @@ import (
 	"github.com/mailroom/mailroom/send"
 	"github.com/mailroom/mailroom/suppression"
 	"github.com/mailroom/mailroom/template"
+	"github.com/mailroom/mailroom/tracking"
 	"github.com/mailroom/mailroom/unsubscribe"
 	"github.com/mailroom/mailroom/webhook"
 )
@@ -47,6 +48,10 @@ type Server struct {
 	// Unsubscribes serves the one-click unsubscribe links of marketing
 	// mail (docs/api.md "Mail coming back"); nil answers them 404.
 	Unsubscribes *unsubscribe.Service
+	// Tracking answers the open pixels and click addresses of tracked
+	// copies (docs/api.md "Engagement tracking"); nil answers the pixel
+	// and records nothing, and answers every click 404.
+	Tracking *tracking.Service
 	// Audit lists the audit log (docs/api.md "Audit log").
 	Audit *audit.Service
 	// Received serves the received mail (docs/api.md "Receiving mail").

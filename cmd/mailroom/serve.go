@@ -243,6 +243,10 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	if err != nil {
 		return err
 	}
+	trackings, err := c.trackings(store, seal, svc.signer, log)
+	if err != nil {
+		return err
+	}
 	templates := &template.Service{Store: store, Engine: mustache.Engine{}, Now: time.Now, Max: c.maxTemplates, MaxVersions: c.maxTemplateVersions}
 	svc.sender.Templates = templates
 	hooks, err := c.webhookFlags.services(store, seal, resolver, node.ID, log)
@@ -345,6 +349,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 		Received:       &receiving.Mailbox{Store: store},
 		Suppressions:   newSuppressions(store),
 		Unsubscribes:   unsubscribes,
+		Tracking:       trackings,
 		Dashboard:      dashboard.New(),
 		Limiter:        limiter,
 		Memory:         memory,
@@ -390,6 +395,7 @@ func serve(ctx context.Context, c serveConfig, log *slog.Logger, stdout io.Write
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
 	base := baseURL(ln.Addr())
 	c.servedAt(unsubscribes, svc.signer, base)
+	c.trackingServedAt(trackings, svc.signer, base)
 	printBanner(stdout, c, base, certNote+"\nDelivery: "+deliveryNote, devKey)
 	log.Info("listening", "url", base, "storage", c.describe(), "node", node.ID)
 
