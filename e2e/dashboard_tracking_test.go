@@ -59,7 +59,7 @@ func TestDashboardTracking(t *testing.T) {
 	send := func(subject string, tracking map[string]any) string {
 		t.Helper()
 		body := map[string]any{"from": "orders@shop.example", "to": []string{"ann@example.net", "bob@example.net"}, "subject": subject,
-			"html": `<p><a href="https://shop.example/o?id=1&amp;x=2#top">Your order</a> · <a href="https://shop.example/help">Help</a></p>`,
+			"html":        `<p><a href="https://shop.example/o?id=1&amp;x=2#top">Your order</a> · <a href="https://shop.example/help">Help</a></p>`,
 			"scheduledAt": later}
 		if tracking != nil {
 			body["tracking"] = tracking

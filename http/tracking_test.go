@@ -21,7 +21,7 @@ import (
 func (e *env) trackedSend(t *testing.T, extra map[string]any) *apitest.Response {
 	t.Helper()
 	body := map[string]any{"from": "orders@shop.example", "to": "ann@example.net", "subject": "Receipt",
-		"html": `<a href="https://shop.example/o?id=1">Order</a>`,
+		"html":        `<a href="https://shop.example/o?id=1">Order</a>`,
 		"scheduledAt": e.clock.Now().Add(24 * time.Hour).Format(time.RFC3339)}
 	for k, v := range extra {
 		if v == nil {
