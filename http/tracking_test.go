@@ -54,7 +54,7 @@ func TestTrackingSettingsAndOverrides(t *testing.T) {
 		e := newEnv(t, eng)
 		d := e.verifiedDomain(t, "shop.example")
 		if d.OpenTracking || d.ClickTracking {
-			t.Fatalf("a new domain tracks: %+v", d)
+			t.Fatalf("a new domain tracks: open %v click %v", d.OpenTracking, d.ClickTracking)
 		}
 		id := e.trackedSend(t, nil).Str("messageId")
 		if got := e.messageTracking(t, id); got != (api.Tracking{}) {
@@ -70,13 +70,13 @@ func TestTrackingSettingsAndOverrides(t *testing.T) {
 			return decodeDomain(r)
 		}
 		if d := patch(map[string]any{"openTracking": true}); !d.OpenTracking || d.ClickTracking {
-			t.Fatalf("after openTracking true: %+v", d)
+			t.Fatalf("after openTracking true: open %v click %v", d.OpenTracking, d.ClickTracking)
 		}
 		if d := patch(map[string]any{"clickTracking": true, "openTracking": nil}); !d.OpenTracking || !d.ClickTracking {
-			t.Fatalf("after clickTracking true, openTracking null: %+v", d)
+			t.Fatalf("after clickTracking true, openTracking null: open %v click %v", d.OpenTracking, d.ClickTracking)
 		}
 		if d := decodeDomain(e.domainCall(t, "GET", "/v1/domains/shop.example", e.admin, nil)); !d.OpenTracking || !d.ClickTracking {
-			t.Fatalf("GET after PATCH: %+v", d)
+			t.Fatalf("GET after PATCH: open %v click %v", d.OpenTracking, d.ClickTracking)
 		}
 		list := apitest.Decode[api.List[api.Domain]](e.domainCall(t, "GET", "/v1/domains", e.admin, nil))
 		if len(list.Data) != 1 || !list.Data[0].OpenTracking || !list.Data[0].ClickTracking {
@@ -160,7 +160,7 @@ func TestTrackingBadInput(t *testing.T) {
 		}
 	}
 	if d := decodeDomain(e.domainCall(t, "GET", "/v1/domains/shop.example", e.admin, nil)); d.OpenTracking || d.ClickTracking {
-		t.Fatalf("refused PATCHes changed the domain: %+v", d)
+		t.Fatalf("refused PATCHes changed the domain: open %v click %v", d.OpenTracking, d.ClickTracking)
 	}
 }
 
