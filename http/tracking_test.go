@@ -78,6 +78,17 @@ func TestTrackingSettingsAndOverrides(t *testing.T) {
 		if d := decodeDomain(e.domainCall(t, "GET", "/v1/domains/shop.example", e.admin, nil)); !d.OpenTracking || !d.ClickTracking {
 			t.Fatalf("GET after PATCH: open %v click %v", d.OpenTracking, d.ClickTracking)
 		}
+		// The audit log names each change, and only the change.
+		entries := e.auditLog(t, e.admin, "")
+		if len(entries) < 2 || entries[0].Action != api.AuditDomainUpdated || entries[1].Action != api.AuditDomainUpdated {
+			t.Fatalf("the audit log after two PATCHes: %+v", entries)
+		}
+		if c := entries[0].Changes; len(c) != 1 || c["clickTracking"] != [2]any{false, true} {
+			t.Errorf("the second PATCH's changes: %v", c)
+		}
+		if c := entries[1].Changes; len(c) != 1 || c["openTracking"] != [2]any{false, true} {
+			t.Errorf("the first PATCH's changes: %v", c)
+		}
 		list := apitest.Decode[api.List[api.Domain]](e.domainCall(t, "GET", "/v1/domains", e.admin, nil))
 		if len(list.Data) != 1 || !list.Data[0].OpenTracking || !list.Data[0].ClickTracking {
 			t.Fatalf("the list: %+v", list.Data)
