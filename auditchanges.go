@@ -78,7 +78,8 @@ func domainFields(d *Domain) map[string]any {
 		pool = d.IPPool
 	}
 	return map[string]any{"name": d.Name, "status": string(d.Status), "ipPool": pool, "tls": string(d.TLS.OrDefault()),
-		"dkimEd25519": d.DKIMKeyOf(DKIMKeyEd25519) != nil, "receiving": d.Receiving}
+		"dkimEd25519": d.DKIMKeyOf(DKIMKeyEd25519) != nil, "receiving": d.Receiving,
+		"openTracking": d.Tracking.Opens, "clickTracking": d.Tracking.Clicks}
 }
 
 // DomainCreatedChanges are the changes of domain.created.

@@ -259,7 +259,7 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 		}
 		messageRows = append(messageRows, messageKey(m.ID), b.accounts[i], string(m.Status), m.From.Address, m.Subject,
 			string(m.Category), m.Domain, nullable(m.IdempotencyKey), keyedDigest(m), b.content[i], b.envelopes[i], micros(m.CreatedAt),
-			microsOrNil(m.ScheduledAt), templateID, templateName, raw, m.RequireTLS)
+			microsOrNil(m.ScheduledAt), templateID, templateName, raw, m.RequireTLS, m.Tracking.Opens, m.Tracking.Clicks)
 	}
 	inserted := map[string]bool{}
 	err := s.insertRows(ctx, tx, messageInsert, messageRows, func(rows *sql.Rows) error {
@@ -314,8 +314,9 @@ func (s *Store) writeAcceptRows(ctx context.Context, tx *sql.Tx, b *acceptBatch)
 var (
 	messageInsert = multiInsert{
 		head: `INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
-			idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw, require_tls) VALUES `,
-		width: 17,
+			idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw, require_tls,
+			track_opens, track_clicks) VALUES `,
+		width: 19,
 		tail:  ` ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
 	}
 	recipientInsert = multiInsert{

@@ -63,7 +63,8 @@ type acceptArrays struct {
 	scheduledAt                             []*int64
 	templateID, templateName                []*string
 	raw                                     [][]byte
-	requireTLS                              []bool // the last parameter, $40, added after the others
+	requireTLS                              []bool // $40, added after the others
+	trackOpens, trackClicks                 []bool // $41 and $42, added after it
 	// recipients
 	rcptMessage                  [][]byte
 	rcptAddress                  []string
@@ -113,6 +114,8 @@ func (a *acceptArrays) addMessage(m *mailroom.Message, account int64, content, e
 	// the message (writeAcceptRows).
 	a.raw = append(a.raw, m.Raw)
 	a.requireTLS = append(a.requireTLS, m.RequireTLS)
+	a.trackOpens = append(a.trackOpens, m.Tracking.Opens)
+	a.trackClicks = append(a.trackClicks, m.Tracking.Clicks)
 }
 
 func (a *acceptArrays) addRecipient(m *mailroom.Message, account int64, r *mailroom.Recipient, position int, due int64) {
@@ -153,7 +156,7 @@ func (a *acceptArrays) args() []any {
 		a.eventID, a.eventAccount, a.eventType, a.eventData, a.eventCreatedAt, a.eventMessage, a.eventRecipient,
 		a.eventBit, a.eventTextID, a.eventTextAccount,
 		a.tagAccount, a.tagKey, a.tagValue, a.tagMessage,
-		a.requireTLS,
+		a.requireTLS, a.trackOpens, a.trackClicks,
 	}
 }
 
@@ -166,10 +169,11 @@ func (a *acceptArrays) args() []any {
 // text (the deliveries' columns keep the text).
 const acceptArraysStatement = `WITH m AS (
 	INSERT INTO messages (id, account_id, status, from_address, subject, category, domain,
-		idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw, require_tls)
+		idempotency_key, request_digest, content, envelope, created_at, scheduled_at, template_id, template_name, raw, require_tls,
+		track_opens, track_clicks)
 	SELECT * FROM unnest($1::bytea[], $2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 		$8::text[], $9::bytea[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::bytea[],
-		$40::boolean[])
+		$40::boolean[], $41::boolean[], $42::boolean[])
 	ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING id
 ), r AS (

@@ -17,7 +17,7 @@ import (
 // which a greylisted recipient's retry goes back to (mailroom.Delivery's
 // PreferMX, FirstAttempt; mailroom.NewAttempt).
 const queuedColumns = `r.message_id, r.address, r.kind, r.status, r.attempts, r.queued_at, r.mx, r.site, r.last_deferral_reason,
-	m.account_id, m.from_address, m.subject, m.domain, m.created_at, m.require_tls`
+	m.account_id, m.from_address, m.subject, m.domain, m.created_at, m.require_tls, m.track_opens, m.track_clicks, m.category`
 
 // claimable is the condition on recipients r that a claim may take: due,
 // and held by no claim. It is the partial index recipients_due's own
@@ -140,18 +140,19 @@ func placeholders(first, n int) string {
 
 func (r *accountRefs) scanQueued(row scanner) (*mailroom.QueuedRecipient, error) {
 	q := &mailroom.QueuedRecipient{Message: &mailroom.MessageSummary{}}
-	var kind, status, reason string
+	var kind, status, reason, category string
 	var mx sql.NullString
 	var queued, created int64
 	if err := row.Scan(messageColumn(&q.MessageID), &q.Address, &kind, &status, &q.Attempts, &queued, &mx, &q.Site, &reason,
 		r.column(&q.Message.AccountID), &q.Message.From, &q.Message.Subject, &q.Message.Domain, &created,
-		&q.Message.RequireTLS); err != nil {
+		&q.Message.RequireTLS, &q.Message.Tracking.Opens, &q.Message.Tracking.Clicks, &category); err != nil {
 		return nil, err
 	}
 	q.Kind, q.Status = mailroom.RecipientKind(kind), mailroom.RecipientStatus(status)
 	q.MX, q.LastDeferralReason = mx.String, mailroom.DeferralReason(reason)
 	q.QueuedAt = fromMicros(queued)
 	q.Message.ID, q.Message.CreatedAt = q.MessageID, fromMicros(created)
+	q.Message.Category = mailroom.Category(category)
 	return q, nil
 }
 

@@ -12,7 +12,8 @@ import (
 )
 
 const domainColumns = `id, account_id, name, status, dkim_selector, dkim_public_key, dkim_private_key,
-	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys, receiving`
+	return_path_domain, records, created_at, verified_at, last_checked_at, next_check_at, failing_since, ip_pool, tls, checks, dkim_keys, receiving,
+	open_tracking, click_tracking`
 
 // CreateDomain inserts d if its account has fewer than max domains. On
 // PostgreSQL the account's row is locked first, so that concurrent creates
@@ -47,10 +48,11 @@ func (s *Store) CreateDomain(ctx context.Context, d *mailroom.Domain, max int) e
 			return mailroom.DomainLimit.Err(n, max)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO domains (`+domainColumns+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 			d.ID, d.AccountID, d.Name, string(d.Status), d.DKIMSelector, d.DKIMPublicKey, d.DKIMPrivateKeySealed,
 			d.ReturnPathDomain, string(records), micros(d.CreatedAt), microsOrNil(d.VerifiedAt),
-			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys, boolInt(d.Receiving))
+			microsOrNil(d.LastCheckedAt), microsOrNil(d.NextCheckAt), microsOrNil(d.FailingSince), d.IPPool, string(d.TLS), checks, keys, boolInt(d.Receiving),
+			d.Tracking.Opens, d.Tracking.Clicks)
 		if err != nil && s.dialect.Errors.UniqueViolation(err) {
 			return mailroom.Errorf(mailroom.ECodeAlreadyExists, "This account already has the domain %s.", d.Name)
 		}
@@ -90,14 +92,17 @@ func (s *Store) DomainByID(ctx context.Context, accountID, id string) (*mailroom
 
 // DomainStatus reads the status of an account's domain.
 func (s *Store) DomainStatus(ctx context.Context, accountID, name string) (mailroom.DomainStatus, mailroom.Tracking, error) {
-	// SHIM until the tracking columns land (issue 33's storage): no
-	// domain tracks anything yet.
 	var status string
-	err := s.readRow(ctx, `SELECT status FROM domains WHERE account_id = $1 AND name = $2`, accountID, name).Scan(&status)
+	var t mailroom.Tracking
+	err := s.readRow(ctx, `SELECT status, open_tracking, click_tracking FROM domains WHERE account_id = $1 AND name = $2`,
+		accountID, name).Scan(&status, &t.Opens, &t.Clicks)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", mailroom.Tracking{}, mailroom.Errorf(mailroom.ECodeNotFound, "No domain %q in this account.", name)
 	}
-	return mailroom.DomainStatus(status), mailroom.Tracking{}, s.wrap(err, "domain status")
+	if err != nil {
+		return "", mailroom.Tracking{}, s.wrap(err, "domain status")
+	}
+	return mailroom.DomainStatus(status), t, nil
 }
 
 // ListDomains lists an account's domains, newest first.
@@ -151,14 +156,21 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 	if u.Empty() {
 		return s.Domain(ctx, accountID, name)
 	}
-	var tls, pool any
+	var tls, pool, opens, clicks any
 	if u.TLS != nil {
 		tls = string(*u.TLS)
 	}
 	if u.IPPool != nil {
 		pool = *u.IPPool
 	}
-	const update = `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool)
+	if u.OpenTracking != nil {
+		opens = *u.OpenTracking
+	}
+	if u.ClickTracking != nil {
+		clicks = *u.ClickTracking
+	}
+	const update = `UPDATE domains SET tls = COALESCE($3, tls), ip_pool = COALESCE($4, ip_pool),
+		open_tracking = COALESCE($5, open_tracking), click_tracking = COALESCE($6, click_tracking)
 		WHERE account_id = $1 AND name = $2 RETURNING ` + domainColumns
 	var d *mailroom.Domain
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -170,7 +182,7 @@ func (s *Store) UpdateDomain(ctx context.Context, accountID, name string, u mail
 		if err != nil {
 			return s.wrap(err, "update domain")
 		}
-		d, err = scanDomain(tx.QueryRowContext(ctx, update, accountID, name, tls, pool))
+		d, err = scanDomain(tx.QueryRowContext(ctx, update, accountID, name, tls, pool, opens, clicks))
 		if err != nil {
 			return s.wrap(err, "update domain")
 		}
@@ -366,7 +378,8 @@ func scanDomain(row scanner) (*mailroom.Domain, error) {
 	var verified, checked, next, failing sql.NullInt64
 	var receiving int64
 	if err := row.Scan(&d.ID, &d.AccountID, &d.Name, &status, &d.DKIMSelector, &d.DKIMPublicKey,
-		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys, &receiving); err != nil {
+		&d.DKIMPrivateKeySealed, &d.ReturnPathDomain, &records, &created, &verified, &checked, &next, &failing, &d.IPPool, &tls, &checks, &keys, &receiving,
+		&d.Tracking.Opens, &d.Tracking.Clicks); err != nil {
 		return nil, err
 	}
 	d.Receiving = receiving != 0

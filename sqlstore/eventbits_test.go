@@ -31,6 +31,8 @@ var storedEventBits = []struct {
 	{"domain.temporary_failure", 11},
 	{"webhook.test", 12}, // holds its place; it has no bit (eventBit)
 	{"email.received", 13},
+	{"email.opened", 14},
+	{"email.clicked", 15},
 }
 
 func TestStoredEventBitsDoNotMove(t *testing.T) {

@@ -56,6 +56,13 @@ func validUTF8(d *mailroom.EmailEventData) bool {
 			return false
 		}
 	}
+	if en := d.Engagement; en != nil {
+		for _, s := range []string{en.URL, en.UserAgent, en.IP} {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	}
 	for k, v := range d.Tags {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return false

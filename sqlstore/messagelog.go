@@ -15,7 +15,8 @@ import (
 // deliveryColumns are a whole message row, content and raw bytes
 // included: what delivery needs (messageRow, scanMessage) and the email
 // log must never read.
-const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, content, created_at, scheduled_at, raw, require_tls`
+const deliveryColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, content, created_at, scheduled_at, raw, require_tls,
+	track_opens, track_clicks`
 
 // logColumns are what the email log shows of a message: small columns
 // only. A message's content (bodies, base64 attachments: up to ~10 MiB) and
@@ -28,7 +29,8 @@ const deliveryColumns = `id, account_id, status, subject, category, domain, idem
 // content was decoded, and under 1 ms in PostgreSQL, which keeps large
 // values out of line. Only a table of their own for content and raw would
 // make it as cheap in SQLite.
-const logColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, created_at, scheduled_at, require_tls`
+const logColumns = `id, account_id, status, subject, category, domain, idempotency_key, envelope, created_at, scheduled_at, require_tls,
+	track_opens, track_clicks`
 
 // messageRow reads one whole message (content and raw bytes) by a WHERE
 // clause, for delivery, on the read pool.
@@ -55,7 +57,7 @@ func (r *accountRefs) scanMessage(row scanner, raw *[]byte) (*mailroom.Message, 
 		rawDst = raw
 	}
 	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key,
-		&envelope, &content, &created, &scheduled, rawDst, &m.RequireTLS); err != nil {
+		&envelope, &content, &created, &scheduled, rawDst, &m.RequireTLS, &m.Tracking.Opens, &m.Tracking.Clicks); err != nil {
 		return nil, err
 	}
 	if err := decodeEnvelope(envelope, &m); err != nil {
@@ -78,7 +80,7 @@ func (r *accountRefs) scanLogMessage(row scanner) (*mailroom.Message, error) {
 	var created int64
 	var scheduled sql.NullInt64
 	if err := row.Scan(messageColumn(&m.ID), r.column(&m.AccountID), &status, &m.Subject, &category, &m.Domain, &key, &envelope,
-		&created, &scheduled, &m.RequireTLS); err != nil {
+		&created, &scheduled, &m.RequireTLS, &m.Tracking.Opens, &m.Tracking.Clicks); err != nil {
 		return nil, err
 	}
 	if err := decodeEnvelope(envelope, &m); err != nil {
@@ -127,8 +129,7 @@ func (s *Store) messageWith(ctx context.Context, accountID, id string, timeline,
 		if err != nil {
 			return s.wrap(err, "find message")
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason, tls FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
+		rows, err := tx.QueryContext(ctx, `SELECT `+recipientColumns+` FROM recipients WHERE message_id = $1 ORDER BY position`, messageKey(id))
 		if err != nil {
 			return s.wrap(err, "message recipients")
 		}
@@ -138,6 +139,13 @@ func (s *Store) messageWith(ctx context.Context, accountID, id string, timeline,
 		if timeline {
 			if events, err = s.timeline(ctx, tx, refs, m); err != nil {
 				return err
+			}
+			// The log's one message shows a click-tracked message's
+			// links with their clicks.
+			if m.Tracking.Clicks {
+				if m.Links, err = s.trackedLinks(ctx, tx, id); err != nil {
+					return err
+				}
 			}
 		}
 		if content {
@@ -185,13 +193,17 @@ func (s *Store) timeline(ctx context.Context, tx *sql.Tx, refs *accountRefs, m *
 	return events, nil
 }
 
+// recipientColumns are a recipient as the log shows it (scanRecipient).
+const recipientColumns = `message_id, address, kind, status, attempts, last_attempt_at, next_attempt_at, smtp_code,
+	smtp_response, mx, unencrypted, site, last_deferral_reason, tls, opens, clicks`
+
 func scanRecipient(row scanner) (*mailroom.Recipient, error) {
 	var r mailroom.Recipient
 	var kind, status, reason string
 	var last, next, code sql.NullInt64
 	var resp, mx, tls sql.NullString
 	if err := row.Scan(messageColumn(&r.MessageID), &r.Address, &kind, &status, &r.Attempts, &last, &next, &code, &resp, &mx,
-		&r.Unencrypted, &r.Site, &reason, &tls); err != nil {
+		&r.Unencrypted, &r.Site, &reason, &tls, &r.Opens, &r.Clicks); err != nil {
 		return nil, err
 	}
 	var err error
@@ -412,6 +424,18 @@ func newLogPlan(account int64, f mailroom.MessageFilter, p mailroom.Page) (*logP
 		// deleted template's messages are still found by it.
 		add(logDriver{index: "messages_by_template_name", cond: "m.template_name = ?", other: "m.template_name || '' = ?", args: []any{f.Template}})
 	}
+	switch f.Event {
+	case mailroom.EngagementOpened:
+		// Set with the first open counted (RecordEngagement), served by
+		// the partial index of the messages that were (migration 00028).
+		add(logDriver{index: "messages_opened", cond: "m.opened = 1", other: "m.opened + 0 = 1"})
+	case mailroom.EngagementClicked:
+		add(logDriver{index: "messages_clicked", cond: "m.clicked = 1", other: "m.clicked + 0 = 1"})
+	case "":
+	default:
+		v.Add("event", "must be opened or clicked")
+		return nil, v.Err()
+	}
 	if f.Category != "" {
 		add(logDriver{index: "messages_by_category", cond: "m.category = ?", other: "m.category || '' = ?", args: []any{string(f.Category)}})
 	}
@@ -608,8 +632,7 @@ func (s *Store) attachRecipients(ctx context.Context, tx *sql.Tx, ms []*mailroom
 	positions := map[*mailroom.Recipient]int{}
 	var rs []*mailroom.Recipient
 	for {
-		query := `SELECT position, message_id, address, kind, status, attempts, last_attempt_at,
-			next_attempt_at, smtp_code, smtp_response, mx, unencrypted, site, last_deferral_reason, tls FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
+		query := `SELECT position, ` + recipientColumns + ` FROM recipients WHERE message_id IN (` + placeholders(1, len(ms)) + `)
 			ORDER BY message_id, address`
 		if limit > 0 {
 			query += fmt.Sprintf(" LIMIT %d", limit)

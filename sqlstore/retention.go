@@ -9,7 +9,8 @@ import (
 )
 
 // DeleteExpiredMessages removes finished messages created before cutoff,
-// oldest first, with their recipients, tags and events. The children are
+// oldest first, with their recipients, tags, events and tracked links
+// (migration 00028). The children are
 // deleted by name: no foreign key cascades to them on PostgreSQL
 // (migration 00013) nor to tags on SQLite (00015). A message some
 // recipient of which is still queued or deferred is kept until it
@@ -44,7 +45,7 @@ func (s *Store) DeleteExpiredMessages(ctx context.Context, cutoff time.Time, lim
 			return s.wrap(err, "find expired messages")
 		}
 		for _, x := range gone {
-			for _, child := range []string{"events", "recipients"} {
+			for _, child := range []string{"events", "recipients", "message_links"} {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM `+child+` WHERE message_id = $1`, x.id); err != nil {
 					return s.wrap(err, "delete "+child)
 				}

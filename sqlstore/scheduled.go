@@ -97,17 +97,17 @@ func (s *Store) CancelMessage(ctx context.Context, accountID, id string, now tim
 // status is queued by then: StartScheduled) or will find it changed.
 func (s *Store) scheduledForChange(ctx context.Context, tx *sql.Tx, accountID, id, change string) (*mailroom.MessageSummary, error) {
 	sum := &mailroom.MessageSummary{ID: id, AccountID: accountID}
-	var status string
+	var status, category string
 	var created int64
 	var claimed int
 	account, err := s.accountKey(ctx, tx, accountID)
 	if err != nil {
 		return nil, err
 	}
-	err = s.txQueryRow(ctx, tx, `SELECT m.status, m.from_address, m.subject, m.domain, m.created_at,
+	err = s.txQueryRow(ctx, tx, `SELECT m.status, m.from_address, m.subject, m.domain, m.created_at, m.track_opens, m.track_clicks, m.category,
 		(SELECT count(*) FROM recipients r WHERE r.message_id = m.id AND r.claim_token IS NOT NULL)
 		FROM messages m WHERE m.id = $1 AND m.account_id = $2`, messageKey(id), account).
-		Scan(&status, &sum.From, &sum.Subject, &sum.Domain, &created, &claimed)
+		Scan(&status, &sum.From, &sum.Subject, &sum.Domain, &created, &sum.Tracking.Opens, &sum.Tracking.Clicks, &category, &claimed)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No message %q in this account.", id)
@@ -118,7 +118,7 @@ func (s *Store) scheduledForChange(ctx context.Context, tx *sql.Tx, accountID, i
 	case claimed > 0:
 		return nil, mailroom.Errorf(mailroom.ECodeInvalidState, "The message is being sent: it cannot be %s.", change)
 	}
-	sum.CreatedAt = fromMicros(created)
+	sum.CreatedAt, sum.Category = fromMicros(created), mailroom.Category(category)
 	tags, err := s.tagsOf(ctx, tx, []any{messageKey(id)})
 	sum.Tags = tags[id]
 	return sum, err
