@@ -96,7 +96,7 @@ func TestResendDomainLifecycle(t *testing.T) {
 		if o, c := tracking("shop.example"); o || c {
 			t.Fatalf("after both false: open %v click %v", o, c)
 		}
-		wantResendError(t, e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"open_tracking": "yes"}), 422, "validation_error")
+		wantResendError(t, e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"open_tracking": "yes"}), 400, "validation_error")
 		r = e.resendDo("POST", "/domains", e.admin, map[string]any{"name": "news.example", "open_tracking": true})
 		if r.Status != 200 {
 			t.Fatalf("a create with open tracking: %d %s", r.Status, r.Body)
