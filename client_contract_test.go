@@ -113,6 +113,9 @@ var schemaTypes = map[string]reflect.Type{
 	"BatchSendRequest":       reflect.TypeFor[api.BatchSendRequest](),
 	"BatchSendResult":        reflect.TypeFor[api.BatchSendResult](),
 	"RescheduleRequest":      reflect.TypeFor[api.RescheduleRequest](),
+	"Tracking":               reflect.TypeFor[api.Tracking](),
+	"TrackingOverride":       reflect.TypeFor[api.TrackingOverride](),
+	"TrackedLink":            reflect.TypeFor[api.TrackedLink](),
 	"Recipient":              reflect.TypeFor[api.Recipient](),
 	"Event":                  reflect.TypeFor[api.MessageEvent](),
 	"Message":                reflect.TypeFor[api.Message](),
@@ -164,18 +167,20 @@ var propertyEnums = map[string][]string{
 		api.CodeInsufficientScope, api.CodeDomainNotVerified, api.CodeNotFound, api.CodeMethodNotAllowed, api.CodeIdempotencyKeyReused,
 		api.CodeAlreadyExists, api.CodeInvalidState, api.CodePayloadTooLarge, api.CodeUnsupportedMediaType, api.CodeRateLimited,
 		api.CodeServiceUnavailable, api.CodeInternal},
-	"ApiKey.status":            strs([]api.KeyStatus{api.KeyActive, api.KeyRevoked}),
-	"Message.status":           strs(api.MessageStatuses()),
-	"Message.category":         strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
-	"SendRequest.category":     strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
-	"Recipient.status":         strs(api.RecipientStatuses()),
-	"SendResult.status":        strs([]api.SendStatus{api.SendQueued, api.SendScheduled, api.SendDuplicate}),
-	"Domain.status":            strs([]api.DomainStatus{api.DomainPending, api.DomainVerified, api.DomainFailed, api.DomainTemporaryFailure}),
-	"DnsRecord.purpose":        strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC, api.PurposeReceiving}),
-	"DnsRecord.status":         strs([]api.RecordStatus{api.RecordPending, api.RecordVerified, api.RecordFailed}),
-	"Suppression.reason":       strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
-	"WebhookAttempt.status":    strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
-	"Event.type":               strs(api.EventTypes()[:9]),
+	"ApiKey.status":         strs([]api.KeyStatus{api.KeyActive, api.KeyRevoked}),
+	"Message.status":        strs(api.MessageStatuses()),
+	"Message.category":      strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
+	"SendRequest.category":  strs([]api.Category{api.CategoryTransactional, api.CategoryMarketing}),
+	"Recipient.status":      strs(api.RecipientStatuses()),
+	"SendResult.status":     strs([]api.SendStatus{api.SendQueued, api.SendScheduled, api.SendDuplicate}),
+	"Domain.status":         strs([]api.DomainStatus{api.DomainPending, api.DomainVerified, api.DomainFailed, api.DomainTemporaryFailure}),
+	"DnsRecord.purpose":     strs([]api.RecordPurpose{api.PurposeDKIM, api.PurposeSPF, api.PurposeReturnPath, api.PurposeDMARC, api.PurposeReceiving}),
+	"DnsRecord.status":      strs([]api.RecordStatus{api.RecordPending, api.RecordVerified, api.RecordFailed}),
+	"Suppression.reason":    strs([]api.SuppressionReason{api.SuppressedHardBounce, api.SuppressedComplaint, api.SuppressedManual, api.SuppressedUnsubscribe}),
+	"WebhookAttempt.status": strs([]api.AttemptStatus{api.AttemptSucceeded, api.AttemptFailed}),
+	// A message's timeline: the events of its recipients (no domain,
+	// webhook or received-mail event).
+	"Event.type":               strs(append(api.EventTypes()[:9:9], api.EventEmailOpened, api.EventEmailClicked)),
 	"Domain.tls":               strs([]api.DomainTLS{api.DomainTLSOpportunistic, api.DomainTLSEnforced}),
 	"AuditActor.type":          strs([]api.AuditActorType{api.AuditByAPIKey, api.AuditByCLI, api.AuditBySystem}),
 	"AuditTarget.type":         {"api_key", "domain", "webhook", "template", "suppression", "account"},
@@ -458,7 +463,7 @@ type jsonField struct {
 }
 
 // jsonFields returns the JSON members of struct type t as encoding/json
-// writes them, embedded structs flattened.
+// writes them, embedded structs (and pointers to structs) flattened.
 func jsonFields(t reflect.Type) map[string]jsonField {
 	out := map[string]jsonField{}
 	for f := range t.Fields() {
@@ -469,6 +474,15 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 		}
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
 			maps.Copy(out, jsonFields(f.Type))
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+			// encoding/json flattens an embedded pointer's fields too, and
+			// leaves them all out while it is nil: each is optional.
+			for n, inner := range jsonFields(f.Type.Elem()) {
+				inner.omitempty = true
+				out[n] = inner
+			}
 			continue
 		}
 		if name == "" {

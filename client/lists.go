@@ -77,10 +77,22 @@ type MessageListOptions struct {
 	// Template is a template's id or name: messages rendered from any of
 	// its versions.
 	Template string
+	// Engagement keeps the messages some recipient of which opened
+	// (EngagementOpened) or clicked (EngagementClicked): docs/api.md
+	// "Engagement tracking".
+	Engagement Engagement
 
 	Limit  int
 	Cursor string
 }
+
+// Engagement is the email log's event filter (MessageListOptions).
+type Engagement string
+
+const (
+	EngagementOpened  Engagement = "opened"
+	EngagementClicked Engagement = "clicked"
+)
 
 func (o *MessageListOptions) values() url.Values {
 	if o == nil {
@@ -97,6 +109,7 @@ func (o *MessageListOptions) values() url.Values {
 	setTime(q, "since", o.Since)
 	setTime(q, "until", o.Until)
 	setNonEmpty(q, "template", o.Template)
+	setNonEmpty(q, "event", string(o.Engagement))
 	return q
 }
 

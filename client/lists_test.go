@@ -166,6 +166,7 @@ func TestListOptionsQueries(t *testing.T) {
 		{(&ListOptions{Limit: 5, Cursor: "abc"}).values(), "cursor=abc&limit=5"},
 		{(&MessageListOptions{To: "Ann@Example.com", From: "o@shop.example", Category: CategoryMarketing, Until: at, Template: "receipt"}).values(),
 			"category=marketing&from=o%40shop.example&template=receipt&to=Ann%40Example.com&until=2026-11-22T10%3A00%3A00.0000005Z"},
+		{(&MessageListOptions{Engagement: EngagementClicked}).values(), "event=clicked"},
 		{(&EventListOptions{Type: EventEmailBounced, MessageID: "msg_1", Since: at.Truncate(time.Second)}).values(),
 			"messageId=msg_1&since=2026-11-22T10%3A00%3A00Z&type=email.bounced"},
 		{(&DeliveryListOptions{EventID: "evt_1", Status: AttemptFailed, Limit: 10}).values(), "eventId=evt_1&limit=10&status=failed"},

@@ -25,6 +25,11 @@ type (
 	MessageEvent    = api.MessageEvent
 	TemplateRef     = api.TemplateRef
 
+	// Engagement tracking.
+	Tracking         = api.Tracking
+	TrackingOverride = api.TrackingOverride
+	TrackedLink      = api.TrackedLink
+
 	// Received mail.
 	ReceivedSummary        = api.ReceivedSummary
 	ReceivedMessage        = api.ReceivedMessage
@@ -202,6 +207,8 @@ const (
 	EventDomainTemporaryFailure = api.EventDomainTemporaryFailure
 	EventWebhookTest            = api.EventWebhookTest
 	EventEmailReceived          = api.EventEmailReceived
+	EventEmailOpened            = api.EventEmailOpened
+	EventEmailClicked           = api.EventEmailClicked
 	EventAll                    = api.EventAll
 
 	// WebhookFormat: Webhook.Format, the payload an endpoint is sent.

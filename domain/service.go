@@ -64,6 +64,12 @@ func (s *Service) AddWithSettings(ctx context.Context, accountID, rawName string
 	if u.IPPool != nil {
 		d.IPPool = *u.IPPool
 	}
+	if u.OpenTracking != nil {
+		d.Tracking.Opens = *u.OpenTracking
+	}
+	if u.ClickTracking != nil {
+		d.Tracking.Clicks = *u.ClickTracking
+	}
 	d.NextCheckAt = mailroom.NextDomainCheck(d, d.CreatedAt)
 	if err := s.Store.CreateDomain(ctx, d, s.max()); err != nil {
 		return nil, err

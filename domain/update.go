@@ -12,7 +12,9 @@ import (
 // mistakes hears of both and changes nothing. An empty u answers the
 // domain as it is. Running nodes apply a new tls or IP pool to the
 // attempts they start once their delivery Signer reads the domain again
-// (within 10 s: the Signer caches a domain row that long).
+// (within 10 s: the Signer caches a domain row that long). A new
+// openTracking or clickTracking applies to the sends accepted after: on
+// this node at once.
 func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailroom.DomainUpdate) (*mailroom.Domain, error) {
 	if err := checkUpdate(u); err != nil {
 		return nil, err
@@ -40,7 +42,14 @@ func (s *Service) Update(ctx context.Context, accountID, rawName string, u mailr
 		rec := mailroom.ReceivingRecord(name, s.Settings)
 		u.ReceivingRecord = &rec
 	}
-	return s.Store.UpdateDomain(ctx, accountID, name, u)
+	d, err := s.Store.UpdateDomain(ctx, accountID, name, u)
+	if err == nil && (u.OpenTracking != nil || u.ClickTracking != nil) {
+		// The sending-domain check caches the domain's tracking with its
+		// status: a send accepted on this node right after the change
+		// follows it (other nodes: within SendingDomainCacheTTL).
+		s.statuses.forget(accountID, name)
+	}
+	return d, err
 }
 
 // checkUpdate checks every field of u that is set, so that a request

@@ -22,6 +22,8 @@ func toDomain(d *mailroom.Domain) api.Domain {
 		Checks:        toHealthChecks(d.Checks),
 		DKIMEd25519:   d.DKIMKeyOf(mailroom.DKIMKeyEd25519) != nil,
 		Receiving:     d.Receiving,
+		OpenTracking:  d.Tracking.Opens,
+		ClickTracking: d.Tracking.Clicks,
 	}
 }
 
@@ -114,6 +116,7 @@ func (s *Server) updateDomain(w http.ResponseWriter, r *http.Request) {
 	}
 	u.DKIMEd25519 = req.DKIMEd25519
 	u.Receiving = req.Receiving
+	u.OpenTracking, u.ClickTracking = req.OpenTracking, req.ClickTracking
 	d, err := s.Domains.Update(r.Context(), keyFrom(r.Context()).AccountID, pathDomain(r), u)
 	if err != nil {
 		writeError(w, r, err)

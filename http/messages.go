@@ -18,6 +18,7 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 		To: formatAddresses(m.To), Cc: formatAddresses(m.Cc), Bcc: formatAddresses(m.Bcc), ReplyTo: formatAddresses(m.ReplyTo),
 		Subject: m.Subject, Category: api.Category(m.Category), Tags: m.Tags, Template: toTemplateRef(m.Template),
 		CreatedAt: wireTime(m.CreatedAt), ScheduledAt: optWireTime(m.ScheduledAt), RequireTLS: m.RequireTLS,
+		Tracking: api.Tracking{Opens: m.Tracking.Opens, Clicks: m.Tracking.Clicks}, Links: toTrackedLinks(m.Links),
 	}
 	if out.Tags == nil {
 		out.Tags = map[string]string{}
@@ -32,7 +33,7 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 			LastAttemptAt: optWireTime(r.LastAttemptAt), NextAttemptAt: optWireTime(r.NextAttemptAt),
 			SMTPCode: optInt(r.SMTPCode), SMTPResponse: optString(r.SMTPResponse), MX: optString(r.MX),
 			Unencrypted: r.Unencrypted, Site: optString(r.Site), LastDeferralReason: optDeferralReason(r.LastDeferralReason),
-			TLS: toTLSInfo(r.TLS),
+			TLS: toTLSInfo(r.TLS), Opens: r.Opens, Clicks: r.Clicks,
 		}
 	}
 	for _, e := range events {
@@ -44,6 +45,20 @@ func toMessage(m *mailroom.Message, events []*mailroom.Event) api.Message {
 		// rest are GET /v1/events?messageId=…'s, from this cursor on.
 		c := bindCursor(eventsCursorScope(mailroom.EventFilter{MessageID: m.ID}), m.OlderEventsCursor)
 		out.OlderEventsCursor = &c
+	}
+	return out
+}
+
+// toTrackedLinks shows a click-tracked message's links with their
+// clicks (docs/api.md "Engagement tracking"); nil, and left out, when the
+// store read none (lists, messages not click-tracked).
+func toTrackedLinks(links []mailroom.TrackedLink) []api.TrackedLink {
+	if len(links) == 0 {
+		return nil
+	}
+	out := make([]api.TrackedLink, len(links))
+	for i, l := range links {
+		out[i] = api.TrackedLink{URL: l.URL, Clicks: l.Clicks}
 	}
 	return out
 }
@@ -129,7 +144,7 @@ func writeMessageList(w http.ResponseWriter, msgs []*mailroom.Message, scope, ne
 
 // messageFilter reads and checks the log's query parameters.
 func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
-	if err := onceEach(r, "status", "category", "to", "from", "since", "until", "template"); err != nil {
+	if err := onceEach(r, "status", "category", "to", "from", "since", "until", "template", "event"); err != nil {
 		return mailroom.MessageFilter{}, err
 	}
 	q := r.URL.Query()
@@ -162,6 +177,7 @@ func messageFilter(r *http.Request) (mailroom.MessageFilter, error) {
 		}
 	}
 	f.Tags = mailroom.ParseTagFilters(&v, "tag", q["tag"])
+	f.Event = mailroom.ParseEngagementFilter(&v, "event", q.Get("event"))
 	for _, p := range []struct {
 		name string
 		dst  **time.Time

@@ -74,12 +74,36 @@ func TestResendDomainLifecycle(t *testing.T) {
 		if !strings.Contains(r.Str("message"), "tls") {
 			t.Fatalf("bad tls: %s", r.Body)
 		}
-		r = e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"click_tracking": true})
-		wantResendError(t, r, 422, "validation_error")
-		if !strings.Contains(r.Str("message"), "click_tracking") {
-			t.Fatalf("click tracking: %s", r.Body)
+		// open_tracking and click_tracking are /v1's openTracking and
+		// clickTracking: set by a value, left by null.
+		tracking := func(name string) (bool, bool) {
+			t.Helper()
+			d := decodeDomain(e.domainCall(t, "GET", "/v1/domains/"+name, e.admin, nil))
+			return d.OpenTracking, d.ClickTracking
 		}
-		wantResendError(t, e.resendDo("POST", "/domains", e.admin, map[string]any{"name": "news.example", "open_tracking": true}), 422, "validation_error")
+		r = e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"click_tracking": true})
+		if r.Status != 200 {
+			t.Fatalf("click tracking on: %d %s", r.Status, r.Body)
+		}
+		if o, c := tracking("shop.example"); o || !c {
+			t.Fatalf("after click_tracking true: open %v click %v", o, c)
+		}
+		r = e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"open_tracking": true, "click_tracking": nil})
+		if o, c := tracking("shop.example"); r.Status != 200 || !o || !c {
+			t.Fatalf("after open_tracking true, click_tracking null: %d open %v click %v", r.Status, o, c)
+		}
+		e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"open_tracking": false, "click_tracking": false})
+		if o, c := tracking("shop.example"); o || c {
+			t.Fatalf("after both false: open %v click %v", o, c)
+		}
+		wantResendError(t, e.resendDo("PATCH", "/domains/"+created.ID, e.admin, map[string]any{"open_tracking": "yes"}), 400, "validation_error")
+		r = e.resendDo("POST", "/domains", e.admin, map[string]any{"name": "news.example", "open_tracking": true})
+		if r.Status != 200 {
+			t.Fatalf("a create with open tracking: %d %s", r.Status, r.Body)
+		}
+		if o, c := tracking("news.example"); !o || c {
+			t.Fatalf("created with open_tracking: open %v click %v", o, c)
+		}
 		wantResendError(t, e.resendDo("POST", "/domains", e.admin, map[string]any{"name": "not a domain"}), 422, "validation_error")
 
 		// Removal answers JSON, and the domain is gone.

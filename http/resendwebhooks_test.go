@@ -125,7 +125,7 @@ func TestResendWebhookErrors(t *testing.T) {
 		}{
 			{"no endpoint", "POST", "/webhooks", map[string]any{"endpoint": "", "events": []string{"email.sent"}}, 422, "missing_required_field", "endpoint is required"},
 			{"no events", "POST", "/webhooks", map[string]any{"endpoint": publicHook}, 422, "missing_required_field", "events is required"},
-			{"an event Mailroom does not send", "POST", "/webhooks", map[string]any{"endpoint": publicHook, "events": []string{"email.sent", "email.opened"}}, 422, "validation_error", "events[1] Mailroom does not send email.opened events"},
+			{"an event Mailroom does not send", "POST", "/webhooks", map[string]any{"endpoint": publicHook, "events": []string{"email.sent", "contact.created"}}, 422, "validation_error", "events[1] Mailroom does not send contact.created events"},
 			{"Mailroom's name for a Resend event", "POST", "/webhooks", map[string]any{"endpoint": publicHook, "events": []string{"email.queued"}}, 422, "validation_error", `"email.queued" is not an event name`},
 			{"a loopback endpoint", "POST", "/webhooks", map[string]any{"endpoint": "https://127.0.0.1/hook", "events": []string{"email.sent"}}, 422, "validation_error", "endpoint "},
 			{"plain http", "POST", "/webhooks", map[string]any{"endpoint": "http://93.184.215.14/hook", "events": []string{"email.sent"}}, 422, "validation_error", "endpoint "},

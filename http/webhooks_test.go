@@ -213,7 +213,7 @@ func TestWebhookRequestRules(t *testing.T) {
 		field string
 		says  string
 	}{
-		{"unknown type", map[string]any{"url": publicHook, "events": []string{"email.delivered", "email.opened"}}, mailroom.ECodeValidation, "events", "email.opened"},
+		{"unknown type", map[string]any{"url": publicHook, "events": []string{"email.delivered", "email.viewed"}}, mailroom.ECodeValidation, "events", "email.viewed"},
 		{"unknown type beside *", map[string]any{"url": publicHook, "events": []string{"*", "email.sent"}}, mailroom.ECodeValidation, "events", "email.sent"},
 		{"no events", map[string]any{"url": publicHook, "events": []string{}}, mailroom.ECodeValidation, "events", ""},
 		{"events missing", map[string]any{"url": publicHook}, mailroom.ECodeValidation, "events", ""},
@@ -242,7 +242,7 @@ func TestWebhookRequestRules(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, code, field string
 	}{
-		{"unknown type", `{"events": ["email.opened"]}`, mailroom.ECodeValidation, "events"},
+		{"unknown type", `{"events": ["email.viewed"]}`, mailroom.ECodeValidation, "events"},
 		{"unknown field", `{"enabled": true, "Enabled": false}`, mailroom.ECodeValidation, "Enabled"},
 		{"enabled not a boolean", `{"enabled": "yes"}`, mailroom.ECodeInvalidJSON, ""},
 		{"not an object", `[]`, mailroom.ECodeInvalidJSON, ""},
@@ -449,7 +449,7 @@ func TestEventsList(t *testing.T) {
 		wantCursorRefused(t, e, "/v1/events?limit=2&cursor="+url.QueryEscape(next))
 
 		for _, tc := range []struct{ query, field, says string }{
-			{"?type=email.opened", "type", "email.opened"},
+			{"?type=email.viewed", "type", "email.viewed"},
 			{"?type=*", "type", "*"},
 			{"?type=email.queued&type=email.bounced", "type", ""},
 			{"?messageId=nope", "messageId", ""},

@@ -145,6 +145,34 @@ func wireCases() []wireCase {
 		{ID: "evt_03", Type: "email.canceled", CreatedAt: wireT4, MessageID: "msg_02"},
 	}
 
+	// A tracked message: opened twice and clicked by one recipient, one
+	// of its links never clicked; its timeline holds the events the
+	// tracking service writes (mailroom.NewEngagementEvent).
+	tracked := &mailroom.Message{ID: "msg_04", Status: mailroom.MessageDelivered, From: mailroom.Address{Address: "a@example.com"},
+		To: []mailroom.Address{{Address: "ann@example.net"}, {Address: "bob@example.net"}}, Subject: "Tracked", Category: mailroom.CategoryTransactional,
+		CreatedAt: wireT1, Tracking: mailroom.Tracking{Opens: true, Clicks: true},
+		Links: []mailroom.TrackedLink{{URL: "https://shop.example/o?id=1&x=<2>#frag", Clicks: 3}, {URL: "https://ünï.example/pfad", Clicks: 0}},
+		Recipients: []*mailroom.Recipient{
+			{Address: "ann@example.net", Status: mailroom.RecipientDelivered, Attempts: 1, LastAttemptAt: ptr(wireT1), SMTPCode: 250, Opens: 2, Clicks: 3},
+			{Address: "bob@example.net", Status: mailroom.RecipientDelivered, Attempts: 1, LastAttemptAt: ptr(wireT1), SMTPCode: 250},
+		}}
+	engagement := func(id string, hit *mailroom.EngagementHit) *mailroom.Event {
+		e := mailroom.NewEngagementEvent(tracked.Summary(), tracked.Recipients[0], hit)
+		// As storage gives it back: its data as JSON.
+		data, err := json.Marshal(e.Email)
+		if err != nil {
+			panic(err)
+		}
+		e.ID, e.Data, e.Email = id, data, nil
+		return e
+	}
+	trackedEvents := []*mailroom.Event{
+		engagement("evt_10", &mailroom.EngagementHit{Type: mailroom.EventEmailOpened, MessageID: "msg_04", Recipient: "ann@example.net",
+			UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) \"quoted\" <b>", IP: "192.0.2.0", At: wireT2}),
+		engagement("evt_11", &mailroom.EngagementHit{Type: mailroom.EventEmailClicked, MessageID: "msg_04", Recipient: "ann@example.net",
+			URL: tracked.Links[0].URL, UserAgent: "Scanner/1.0", IP: "2001:db8:1::", Machine: true, At: wireT2}),
+	}
+
 	accountEvents := []*mailroom.Event{
 		events[0],
 		{ID: "evt_04", Type: "domain.verified", CreatedAt: wireT2,
@@ -233,10 +261,19 @@ func wireCases() []wireCase {
 		{"domain-verified", writes(200, func() any { return toDomain(verified) })},
 		{"domain-norecords", writes(200, func() any { return toDomain(noRecords) })},
 		{"domain-rotated", writes(200, func() any { return toDomain(rotated) })},
+		{"domain-tracking", writes(200, func() any {
+			d := *verified
+			d.Tracking = mailroom.Tracking{Opens: true, Clicks: false}
+			return toDomain(&d)
+		})},
 		{"domain-list-empty", writes(200, func() any { return newList([]api.Domain(nil), scopeDomains, "") })},
 
 		{"message-plain", writes(200, func() any { return toMessage(plain, nil) })},
 		{"message-full", writes(200, func() any { return toMessage(full, events) })},
+		{"message-tracked", writes(200, func() any { return toMessage(tracked, trackedEvents) })},
+		{"events-engagement", writes(200, func() any {
+			return newList([]api.EventRecord{toEventRecord(trackedEvents[0]), toEventRecord(trackedEvents[1])}, "events", "")
+		})},
 		{"message-scheduled", writes(200, func() any { return toMessage(scheduled, nil) })},
 		{"message-list", writes(200, func() any {
 			return newList([]api.Message{toMessage(plain, nil), toMessage(full, nil)}, "log", "c2")

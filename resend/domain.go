@@ -187,22 +187,16 @@ type UpdateDomainRequest struct {
 	ClickTracking *bool  `json:"click_tracking"`
 }
 
-// Update is r as Mailroom's DomainUpdate. Open and click tracking are not
-// Mailroom's yet: false (what Resend's Go SDK sends when unset) and null
-// are taken, true is refused, so that no one believes they are tracking
-// what nothing tracks.
+// Update is r as Mailroom's DomainUpdate: tls, and open_tracking and
+// click_tracking as PATCH /v1/domains/{domain}'s openTracking and
+// clickTracking (docs/api.md "Engagement tracking"). A value given sets
+// the setting, false included; null or absent leaves it. domain.Service
+// checks the values.
 func (r UpdateDomainRequest) Update() (mailroom.DomainUpdate, error) {
-	var v mailroom.Validator
-	if r.OpenTracking != nil && *r.OpenTracking {
-		v.Add("open_tracking", "cannot be true: Mailroom does not track opens")
-	}
-	if r.ClickTracking != nil && *r.ClickTracking {
-		v.Add("click_tracking", "cannot be true: Mailroom does not track clicks")
-	}
-	var u mailroom.DomainUpdate
+	u := mailroom.DomainUpdate{OpenTracking: r.OpenTracking, ClickTracking: r.ClickTracking}
 	if r.TLS != "" {
 		mode := mailroom.TLSMode(r.TLS)
 		u.TLS = &mode
 	}
-	return u, v.Err()
+	return u, nil
 }

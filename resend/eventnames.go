@@ -28,13 +28,16 @@ var eventNames = []struct {
 	{"email.failed", mailroom.EventEmailFailed},
 	{"email.suppressed", mailroom.EventEmailSuppressed},
 	{"email.received", mailroom.EventEmailReceived},
+	// Opens and clicks of tracked mail (docs/api.md "Engagement
+	// tracking"): the same names.
+	{"email.opened", mailroom.EventEmailOpened},
+	{"email.clicked", mailroom.EventEmailClicked},
 }
 
 // unsentEvents are Resend's event names that Mailroom does not send (yet):
 // refused by name, so that a subscription copied from Resend says what is
 // missing rather than that the name is unknown.
 var unsentEvents = []string{
-	"email.opened", "email.clicked",
 	"contact.created", "contact.updated", "contact.deleted", "contact.topics.updated",
 	"domain.created", "domain.updated", "domain.deleted",
 	"suppression.added", "suppression.removed",

@@ -13,13 +13,14 @@ import (
 // that the outbox matches, and shows back as it was given.
 func TestEventNamesRoundTrip(t *testing.T) {
 	resendNames := []string{"email.sent", "email.scheduled", "email.delivered", "email.delivery_delayed",
-		"email.bounced", "email.complained", "email.failed", "email.suppressed"}
+		"email.bounced", "email.complained", "email.failed", "email.suppressed", "email.opened", "email.clicked"}
 	types, err := EventTypes(resendNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{mailroom.EventEmailQueued, mailroom.EventEmailScheduled, mailroom.EventEmailDelivered, mailroom.EventEmailDeferred,
-		mailroom.EventEmailBounced, mailroom.EventEmailComplained, mailroom.EventEmailFailed, mailroom.EventEmailSuppressed}
+		mailroom.EventEmailBounced, mailroom.EventEmailComplained, mailroom.EventEmailFailed, mailroom.EventEmailSuppressed,
+		mailroom.EventEmailOpened, mailroom.EventEmailClicked}
 	if !slices.Equal(types, want) {
 		t.Fatalf("types %v, want %v", types, want)
 	}
@@ -41,7 +42,7 @@ func TestEventNamesRoundTrip(t *testing.T) {
 // with what to write instead.
 func TestEventNamesRefused(t *testing.T) {
 	for _, tc := range []struct{ name, says string }{
-		{"email.opened", "does not send email.opened events"},
+		{"domain.created", "does not send domain.created events"},
 		{"contact.created", "does not send contact.created"},
 		{"email.queued", `"email.queued" is not an event name`},
 		{"email.deferred", `"email.deferred" is not an event name`},

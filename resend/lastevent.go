@@ -20,6 +20,8 @@ const (
 	EventCanceled        = "canceled"
 	EventFailed          = "failed"
 	EventSuppressed      = "suppressed"
+	EventOpened          = "opened"
+	EventClicked         = "clicked"
 )
 
 // LastEvent names a message's state as Resend's last_event does, from its
@@ -38,9 +40,32 @@ const (
 // "sent" is never named: Resend says sent when it has handed the mail to
 // its provider, a step with no counterpart when Mailroom talks to the
 // recipient's server itself; a message goes from queued to delivered
-// (or delivery_delayed, bounced, failed). "opened" and "clicked" come
-// with tracking, which Mailroom does not do.
+// (or delivery_delayed, bounced, failed).
+//
+// "opened" and "clicked" come after a delivery, so they stand where
+// delivered would (docs/api.md "Engagement tracking"): clicked when some
+// recipient of a tracked message clicked, else opened when some recipient
+// opened, counting the automated requests too (an image proxy's open is
+// an open as far as the message's state goes; the events say machine).
+// A bounce, a complaint or a final failure beside the deliveries still
+// names the message, as before.
 func LastEvent(m *mailroom.Message) string {
+	last := lastDeliveryEvent(m)
+	if last != EventDelivered {
+		return last
+	}
+	switch {
+	case slices.ContainsFunc(m.Recipients, func(r *mailroom.Recipient) bool { return r.Clicks > 0 }):
+		return EventClicked
+	case slices.ContainsFunc(m.Recipients, func(r *mailroom.Recipient) bool { return r.Opens > 0 }):
+		return EventOpened
+	}
+	return last
+}
+
+// lastDeliveryEvent is LastEvent before engagement: what the delivery of
+// the message's recipients came to.
+func lastDeliveryEvent(m *mailroom.Message) string {
 	switch m.Status {
 	case mailroom.MessageScheduled:
 		return EventScheduled

@@ -41,3 +41,29 @@ func TestLastEvent(t *testing.T) {
 		}
 	}
 }
+
+// Opens and clicks stand where delivered would: a click after an open,
+// an open after the delivery; a bounce beside them still names the
+// message.
+func TestLastEventOfTrackedMail(t *testing.T) {
+	for _, c := range []struct {
+		recipients []*mailroom.Recipient
+		want       string
+	}{
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered}}, EventDelivered},
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered, Opens: 1}}, EventOpened},
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered, Opens: 3}, {Status: mailroom.RecipientDelivered, Clicks: 1}}, EventClicked},
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered, Clicks: 2}, {Status: mailroom.RecipientSuppressed}}, EventClicked},
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered, Clicks: 2}, {Status: mailroom.RecipientBounced}}, EventBounced},
+		{[]*mailroom.Recipient{{Status: mailroom.RecipientDelivered, Opens: 1}, {Status: mailroom.RecipientDeferred}}, EventDeliveryDelayed},
+	} {
+		var sts []mailroom.RecipientStatus
+		for _, r := range c.recipients {
+			sts = append(sts, r.Status)
+		}
+		m := &mailroom.Message{Status: mailroom.DeriveMessageStatus(sts), Recipients: c.recipients}
+		if got := LastEvent(m); got != c.want {
+			t.Errorf("%v (%s): %s, want %s", sts, m.Status, got, c.want)
+		}
+	}
+}

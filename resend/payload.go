@@ -12,8 +12,9 @@ import (
 // event-types; the Node SDK's WebhookEventPayload, resend 6.38:
 // EmailSentEvent … EmailSuppressedEvent): {type, created_at, data}, the
 // data of an email event {email_id, created_at, from, to, subject, tags}
-// and, by event, bounce {type, subType, message}, failed {reason} or
-// suppressed {type, message}. A webhook endpoint of format resend is sent
+// and, by event, bounce {type, subType, message}, failed {reason},
+// suppressed {type, message} or click {ipAddress, link, timestamp,
+// userAgent}. A webhook endpoint of format resend is sent
 // this instead of Mailroom's own body (webhook.Body), signed the same way.
 
 // Payload is the body of a webhook request in Resend's shape.
@@ -42,6 +43,20 @@ type EmailData struct {
 	Bounce     *Bounce     `json:"bounce,omitempty"`
 	Failed     *Failed     `json:"failed,omitempty"`
 	Suppressed *Suppressed `json:"suppressed,omitempty"`
+	Click      *Click      `json:"click,omitempty"`
+}
+
+// Click is an email.clicked event's click, as Resend's Node SDK types it
+// (EmailClickedEvent): where the click came from and went. ipAddress is
+// Mailroom's truncated address (an IPv4 /24, an IPv6 /48), never the
+// whole one. Mailroom's machine flag has no place in Resend's shape: a
+// receiver that needs it subscribes in Mailroom's format. email.opened
+// has no data of its own in Resend's payload beyond the email's.
+type Click struct {
+	IPAddress string `json:"ipAddress"`
+	Link      string `json:"link"`
+	Timestamp string `json:"timestamp"`
+	UserAgent string `json:"userAgent"`
 }
 
 // Bounce is an email.bounced event's bounce. Resend names its kinds as
@@ -92,7 +107,11 @@ func NewPayload(e *mailroom.Event) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.Data, err = json.Marshal(NewEmailData(e.Type, d)); err != nil {
+		data := NewEmailData(e.Type, d)
+		if e.Type == mailroom.EventEmailClicked && d.Engagement != nil {
+			data.Click = &Click{IPAddress: d.IP, Link: d.URL, Timestamp: p.CreatedAt, UserAgent: d.UserAgent}
+		}
+		if p.Data, err = json.Marshal(data); err != nil {
 			return nil, err
 		}
 	}

@@ -141,3 +141,57 @@ func TestPayloadOfOtherEvents(t *testing.T) {
 		}
 	}
 }
+
+// email.clicked reaches a Resend endpoint with Resend's click object
+// (ipAddress, link, timestamp, userAgent), the address truncated as
+// Mailroom keeps it; email.opened with the email's data alone. Neither
+// carries Mailroom's own names (url, ip, machine).
+func TestPayloadOfEngagement(t *testing.T) {
+	accepted := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	at := time.Date(2026, 3, 1, 9, 40, 0, 250e6, time.UTC)
+	m := &mailroom.MessageSummary{ID: mailroom.NewID(mailroom.PrefixMessage, accepted), AccountID: "acct_x",
+		From: "orders@shop.example", Subject: "Your receipt", Tracking: mailroom.Tracking{Opens: true, Clicks: true}}
+	r := &mailroom.Recipient{Address: "ann@example.net", Status: mailroom.RecipientDelivered, Attempts: 1, LastAttemptAt: &accepted}
+	render := func(hit *mailroom.EngagementHit) map[string]any {
+		ev := mailroom.NewEngagementEvent(m, r, hit)
+		stored := *ev
+		stored.Data, stored.Email = ev.Email.JSON(), nil
+		body, err := NewPayload(&stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := NewPayload(ev)
+		if err != nil || string(direct) != string(body) {
+			t.Errorf("rendered from memory as %s (%v), from storage as %s", direct, err, body)
+		}
+		var out map[string]any
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	link := "https://shop.example/o?id=1&x=ü#top"
+	clicked := render(&mailroom.EngagementHit{Type: mailroom.EventEmailClicked, MessageID: m.ID, Recipient: r.Address,
+		URL: link, UserAgent: "Mozilla/5.0", IP: "192.0.2.0", At: at})
+	data := clicked["data"].(map[string]any)
+	want := map[string]any{"ipAddress": "192.0.2.0", "link": link, "timestamp": "2026-03-01T09:40:00.250Z", "userAgent": "Mozilla/5.0"}
+	if clicked["type"] != "email.clicked" || !reflect.DeepEqual(data["click"], want) || data["email_id"] != m.ID {
+		t.Errorf("email.clicked: %v", clicked)
+	}
+	opened := render(&mailroom.EngagementHit{Type: mailroom.EventEmailOpened, MessageID: m.ID, Recipient: r.Address,
+		UserAgent: "GoogleImageProxy", IP: "2001:db8:1::", Machine: true, At: at})
+	data = opened["data"].(map[string]any)
+	if opened["type"] != "email.opened" || data["email_id"] != m.ID || !reflect.DeepEqual(data["to"], []any{"ann@example.net"}) {
+		t.Errorf("email.opened: %v", opened)
+	}
+	for _, d := range []map[string]any{clicked["data"].(map[string]any), data} {
+		for _, own := range []string{"url", "ip", "machine", "userAgent", "bounce"} {
+			if _, has := d[own]; has {
+				t.Errorf("%s in Resend's data: %v", own, d)
+			}
+		}
+	}
+	if _, has := data["click"]; has {
+		t.Errorf("email.opened has a click: %v", data)
+	}
+}

@@ -69,6 +69,12 @@ type Domain struct {
 	// and once it is verified (and the domain may send) the inbound MX
 	// accepts every address of the domain.
 	Receiving bool `json:"receiving"`
+	// OpenTracking and ClickTracking are the domain's engagement tracking
+	// (docs/api.md "Engagement tracking"), false unless turned on: what
+	// the domain's sends are tracked for unless a send's own tracking
+	// says otherwise.
+	OpenTracking  bool `json:"openTracking"`
+	ClickTracking bool `json:"clickTracking"`
 	// Checks are the health checks of the last verification or re-check
 	// (docs/api.md "Domain health"); empty before the first.
 	Checks []DomainHealthCheck `json:"checks"`
@@ -100,6 +106,11 @@ type DomainUpdateRequest struct {
 	// (purpose receiving) verifies; false stops it and removes the
 	// record.
 	Receiving *bool `json:"receiving,omitempty"`
+	// OpenTracking and ClickTracking turn the domain's engagement
+	// tracking on or off for the sends accepted after (docs/api.md
+	// "Engagement tracking").
+	OpenTracking  *bool `json:"openTracking,omitempty"`
+	ClickTracking *bool `json:"clickTracking,omitempty"`
 }
 
 // DNSRecord is one record to publish, and what the last check found

@@ -193,6 +193,16 @@ type EmailEventData struct {
 	TLS *TLSInfo `json:"tls,omitzero"`
 	// Attempt counts the delivery attempts so far.
 	Attempt int `json:"attempt"`
+	// URL, UserAgent, IP and Machine are set on email.opened and
+	// email.clicked only (docs/api.md "Engagement tracking"): the clicked
+	// link's original address (clicks), the request's User-Agent, the
+	// client's address truncated to its /24 (IPv4) or /48 (IPv6), and
+	// whether the request looked automated (a mailbox image proxy, a link
+	// scanner).
+	URL       string `json:"url,omitempty"`
+	UserAgent string `json:"userAgent,omitempty"`
+	IP        string `json:"ip,omitempty"`
+	Machine   bool   `json:"machine,omitempty"`
 }
 
 // TLSInfo is the TLS of an SMTP session with a recipient's MX host.

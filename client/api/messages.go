@@ -78,6 +78,14 @@ type Message struct {
 	ScheduledAt *time.Time `json:"scheduledAt"`
 	// RequireTLS is the send's requireTls (RFC 8689 REQUIRETLS).
 	RequireTLS bool `json:"requireTls"`
+	// Tracking is what the message's copies are tracked for
+	// (docs/api.md "Engagement tracking").
+	Tracking Tracking `json:"tracking"`
+	// Links are a click-tracked message's links in the order of its HTML
+	// part, with their clicks: in the answers about one message only, and
+	// left out until its copies were first made (and for a message not
+	// click-tracked, or one whose HTML has no http(s) link).
+	Links []TrackedLink `json:"links,omitempty"`
 	// Recipients are in request order: to, cc, bcc.
 	Recipients []Recipient `json:"recipients"`
 	// Events is the timeline, oldest first: in the answers about one
@@ -117,6 +125,11 @@ type Recipient struct {
 	// (docs/api.md "TLS policy"); null in clear text, or before any
 	// session was had.
 	TLS *TLSInfo `json:"tls"`
+	// Opens and Clicks count what came back from the recipient's copy of
+	// a tracked message (docs/api.md "Engagement tracking"), automated
+	// requests included (their events say machine); 0 when untracked.
+	Opens  int `json:"opens"`
+	Clicks int `json:"clicks"`
 }
 
 // MessageEvent is one entry of a message's timeline (OpenAPI schema

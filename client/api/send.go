@@ -70,6 +70,10 @@ type SendRequest struct {
 	// and that advertises REQUIRETLS, else bounced with 5.7.30
 	// (docs/api.md "TLS policy").
 	RequireTLS bool `json:"requireTls,omitempty"`
+	// Tracking overrides the domain's openTracking and clickTracking for
+	// this message (docs/api.md "Engagement tracking"): a field left out
+	// follows the domain.
+	Tracking *TrackingOverride `json:"tracking,omitempty"`
 }
 
 // AddressList is an address field of a send: the API takes one address as

@@ -101,17 +101,20 @@ func (f *domainFlags) service(store mailroom.Store, seal mailroom.Sealer, hostna
 }
 
 // domainsUpdate is `mailroom domains update DOMAIN --account NAME
-// [--ip-pool POOL] [--tls opportunistic|enforced]`: the operator changes a
+// [--ip-pool POOL] [--tls opportunistic|enforced] [--open-tracking on|off]
+// [--click-tracking on|off]`: the operator changes a
 // sending domain's settings (docs/api.md "How mail leaves") through the
 // domains service, which the API shows them from: its pool of source
-// addresses (each node's --ip-pool) and its tls, which PATCH
-// /v1/domains/{domain} sets too. Running nodes apply them within 10 s (the
+// addresses (each node's --ip-pool), its tls and its engagement tracking,
+// which PATCH /v1/domains/{domain} sets too. Running nodes apply them within 10 s (the
 // delivery Signer's domain cache).
 func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stderr io.Writer) error {
 	fs, sf := c.storageFlagSet()
 	account := fs.String("account", "", "the `NAME` of the account the domain belongs to (required)")
 	pool := fs.String("ip-pool", "", "the `POOL` the domain's mail leaves from, a NAME of serve's --ip-pool; \"\" for the default pool")
 	tlsMode := fs.String("tls", "", "the domain's TLS `MODE`: opportunistic (the default: STARTTLS when offered) or enforced (verified TLS on every delivery)")
+	openTracking := fs.String("open-tracking", "", "`on` or off: track opens of the domain's sends accepted from now on (docs/api.md \"Engagement tracking\"; off by default)")
+	clickTracking := fs.String("click-tracking", "", "`on` or off: send the links of the domain's sends accepted from now on through the service, to count clicks (off by default)")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -121,8 +124,8 @@ func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stder
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *account == "" || !given["ip-pool"] && !given["tls"] {
-		return usageError{`domains update needs --account and a setting: --ip-pool POOL (--ip-pool "" for the default pool) or --tls opportunistic|enforced`}
+	if *account == "" || !given["ip-pool"] && !given["tls"] && !given["open-tracking"] && !given["click-tracking"] {
+		return usageError{`domains update needs --account and a setting: --ip-pool POOL (--ip-pool "" for the default pool), --tls opportunistic|enforced, --open-tracking on|off or --click-tracking on|off`}
 	}
 	var u mailroom.DomainUpdate
 	if given["ip-pool"] {
@@ -143,6 +146,20 @@ func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stder
 			return usageError{fmt.Sprintf("--tls %q: want opportunistic or enforced", *tlsMode)}
 		}
 		u.TLS = &mode
+	}
+	for _, f := range []struct {
+		name string
+		val  *string
+		dst  **bool
+	}{{"open-tracking", openTracking, &u.OpenTracking}, {"click-tracking", clickTracking, &u.ClickTracking}} {
+		if !given[f.name] {
+			continue
+		}
+		on, ok := parseOnOff(*f.val)
+		if !ok {
+			return usageError{fmt.Sprintf("--%s %q: want on or off", f.name, *f.val)}
+		}
+		*f.dst = &on
 	}
 	return withStore(ctx, *sf, func(s mailroom.Store) error {
 		acct, err := s.AccountByName(ctx, *account)
@@ -165,7 +182,29 @@ func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stder
 		if u.TLS != nil {
 			fmt.Fprintf(stdout, "Domain %s of account %s sends with tls %s.\n", d.Name, acct.Name, d.TLS.OrDefault())
 		}
+		if u.OpenTracking != nil || u.ClickTracking != nil {
+			fmt.Fprintf(stdout, "Domain %s of account %s tracks opens: %s, clicks: %s (for the sends accepted from now on).\n",
+				d.Name, acct.Name, onOff(d.Tracking.Opens), onOff(d.Tracking.Clicks))
+		}
 		fmt.Fprintln(stdout, "Running nodes apply it within 10 s.")
 		return nil
 	})
+}
+
+// parseOnOff reads an on|off flag's value.
+func parseOnOff(s string) (bool, bool) {
+	switch s {
+	case "on":
+		return true, true
+	case "off":
+		return false, true
+	}
+	return false, false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -153,6 +153,15 @@ function statusSummary(d) {
       ['Receiving', d.receiving
         ? h('span', { id: 'domain-receiving' }, 'On: mail for any address arrives once the receiving MX is verified')
         : h('span', { class: 'muted', id: 'domain-receiving' }, 'Off')],
+      // PATCH /v1/domains/{domain} {openTracking, clickTracking} or
+      // mailroom domains update --open-tracking/--click-tracking
+      // (docs/api.md "Engagement tracking"); a send may override either.
+      ['Open tracking', d.openTracking
+        ? h('span', { id: 'domain-open-tracking' }, 'On: a 1×1 image at the end of each html part counts opens')
+        : h('span', { class: 'muted', id: 'domain-open-tracking' }, 'Off')],
+      ['Click tracking', d.clickTracking
+        ? h('span', { id: 'domain-click-tracking' }, 'On: the html part’s links go through this service to count clicks')
+        : h('span', { class: 'muted', id: 'domain-click-tracking' }, 'Off')],
     ]),
   ];
 }

@@ -1,5 +1,7 @@
 // One message of the log (GET /v1/messages/{id}): its recipients with their
-// states and the receiving servers' replies, the event timeline, and the
+// states and the receiving servers' replies (and, for tracked mail, their
+// opens and clicks), a click-tracked message's links with their clicks
+// (docs/api.md "Engagement tracking"), the event timeline, and the
 // content as it was sent (GET …/raw): the html in a sandboxed frame, the
 // text part and the signed source.
 import { h, replace } from '../dom.js';
@@ -27,6 +29,7 @@ export default async function render(ctx) {
     h('section', { class: 'card', 'aria-labelledby': 'recipients-title' },
       h('h2', { id: 'recipients-title' }, 'Recipients'),
       recipients(m)),
+    links(m),
     h('section', { class: 'card', 'aria-labelledby': 'timeline-title' },
       h('h2', { id: 'timeline-title' }, 'Timeline'),
       timelineWithOlder(m, ctx)),
@@ -57,7 +60,34 @@ function facts(m) {
     Object.keys(m.tags).length ? ['Tags', h('span', {}, Object.entries(m.tags).map(([k, v]) => h('span', { class: 'tag' }, `${k}:${v}`)))] : null,
     m.idempotencyKey ? ['Idempotency key', h('code', {}, m.idempotencyKey)] : null,
     m.requireTls ? ['TLS required', h('span', { id: 'require-tls' }, 'REQUIRETLS: verified TLS all the way, or a 5.7.30 bounce')] : null,
+    tracked(m) ? ['Tracking', h('span', { id: 'tracking' }, trackingText(m.tracking))] : null,
   ]));
+}
+
+/** tracked says whether anything of the message is tracked. */
+function tracked(m) {
+  return Boolean(m.tracking && (m.tracking.opens || m.tracking.clicks));
+}
+
+function trackingText(t) {
+  return [t.opens ? 'opens' : null, t.clicks ? 'clicks' : null].filter(Boolean).join(' and ');
+}
+
+/**
+ * links is a click-tracked message's links in the order of its html, each
+ * with its clicks from every recipient (automated ones included: the
+ * timeline marks those); nothing for a message not click-tracked.
+ */
+function links(m) {
+  if (!m.tracking || !m.tracking.clicks) return null;
+  const body = m.links && m.links.length
+    ? table([
+      { label: 'Link', cell: (l) => h('span', { class: 'mono link-url' }, l.url), class: 'wrap-anywhere' },
+      { label: 'Clicks', cell: (l) => h('span', { class: 'link-clicks' }, String(l.clicks)) },
+    ], m.links, { id: 'links' })
+    : h('p', { class: 'muted', id: 'links' }, 'No tracked links yet: they are listed once the message’s copies are made.');
+  return h('section', { class: 'card', 'aria-labelledby': 'links-title' },
+    h('h2', { id: 'links-title' }, 'Links'), body);
 }
 
 /**
@@ -142,7 +172,13 @@ function recipients(m) {
       class: 'wrap-anywhere',
     },
     { label: 'TLS', cell: recipientTLS, class: 'wrap-anywhere' },
-  ], m.recipients, { id: 'recipients', empty: 'No recipients.' });
+    // Engagement, for tracked mail only (docs/api.md "Engagement
+    // tracking"): counts of every open and click, automated ones too.
+    m.tracking && m.tracking.opens
+      ? { label: 'Opens', cell: (r) => h('span', { class: 'recipient-opens' }, String(r.opens || 0)) } : null,
+    m.tracking && m.tracking.clicks
+      ? { label: 'Clicks', cell: (r) => h('span', { class: 'recipient-clicks' }, String(r.clicks || 0)) } : null,
+  ].filter(Boolean), m.recipients, { id: 'recipients', empty: 'No recipients.' });
 }
 
 /** reply is an SMTP reply as the server wrote it: the code once. */
@@ -153,7 +189,7 @@ function reply(code, text) {
 
 const eventTones = {
   'email.delivered': 'good', 'email.bounced': 'bad', 'email.failed': 'bad', 'email.complained': 'bad',
-  'email.deferred': 'warn', 'email.suppressed': 'warn',
+  'email.deferred': 'warn', 'email.suppressed': 'warn', 'email.opened': 'good', 'email.clicked': 'good',
 };
 
 /**
@@ -210,8 +246,27 @@ function timeline(events) {
       d.mx ? h('div', { class: 'event-detail' }, `MX ${d.mx}`, d.site ? ` · site ${d.site}` : '', d.attempt ? ` · attempt ${d.attempt}` : '') : null,
       d.reason ? h('div', { class: 'event-detail' }, `Why: ${deferralReason(d.reason)}`) : null,
       d.bounceType ? h('div', { class: 'event-detail' }, `${d.bounceType} bounce`, d.async ? ' (reported later by the receiver)' : '') : null,
-      d.reportText ? h('details', { class: 'event-detail' }, h('summary', {}, 'What the receiver reported'), h('pre', { class: 'text-part' }, d.reportText)) : null);
+      d.reportText ? h('details', { class: 'event-detail' }, h('summary', {}, 'What the receiver reported'), h('pre', { class: 'text-part' }, d.reportText)) : null,
+      engagement(e.type, d));
   }));
+}
+
+/**
+ * engagement shows what an email.opened or email.clicked event tells: the
+ * link clicked, the client (its truncated address and agent), and whether
+ * it looked automated (machine: an image proxy, a link scanner).
+ */
+function engagement(type, d) {
+  if (type !== 'email.opened' && type !== 'email.clicked') return null;
+  return h('div', { class: 'event-engagement' },
+    d.url ? h('div', { class: 'event-detail mono wrap-anywhere event-url' }, d.url) : null,
+    d.machine
+      ? h('div', { class: 'event-detail event-machine' }, h('span', { class: 'badge badge-warn' }, 'machine'),
+        ' looked automated (an image proxy, a link scanner or a prefetch)')
+      : null,
+    d.ip || d.userAgent
+      ? h('div', { class: 'event-detail muted small' }, [d.ip ? `from ${d.ip}` : null, d.userAgent || null].filter(Boolean).join(' · '))
+      : null);
 }
 
 function contentTabs(parsed, size, id) {

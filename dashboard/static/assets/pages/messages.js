@@ -15,7 +15,7 @@ export default async function render(ctx) {
   const filters = {
     status: q.get('status') || '', to: q.get('to') || '', from: q.get('from') || '',
     tag: q.getAll('tag'), category: q.get('category') || '', template: q.get('template') || '',
-    since: q.get('since') || '', until: q.get('until') || '',
+    event: q.get('event') || '', since: q.get('since') || '', until: q.get('until') || '',
   };
   const cursor = q.get('cursor') || '';
   const filtered = Object.values(filters).some((v) => (Array.isArray(v) ? v.length : v));
@@ -144,9 +144,15 @@ function filterForm(f, ctx) {
   const from = h('input', { name: 'from', type: 'search', value: f.from, placeholder: 'orders@yourdomain.com', autocomplete: 'off' });
   const tag = h('input', { name: 'tag', type: 'search', value: f.tag.join(' '), placeholder: 'order:1042 plan:pro', autocomplete: 'off', title: 'Space-separated key:value pairs; a message must have them all' });
   const template = h('input', { name: 'template', type: 'search', value: f.template, placeholder: 'welcome', autocomplete: 'off' });
+  // Engagement (docs/api.md "Engagement tracking"): messages some
+  // recipient of which opened, or clicked.
+  const event = h('select', { name: 'event' },
+    h('option', { value: '' }, 'Any engagement'),
+    h('option', { value: 'opened', selected: f.event === 'opened' }, 'opened'),
+    h('option', { value: 'clicked', selected: f.event === 'clicked' }, 'clicked'));
   const since = h('input', { name: 'since', type: 'datetime-local', value: toLocalInput(f.since) });
   const until = h('input', { name: 'until', type: 'datetime-local', value: toLocalInput(f.until) });
-  const more = f.category || f.template || f.since || f.until;
+  const more = f.category || f.template || f.event || f.since || f.until;
   const form = h('form', { class: 'card filters-card', role: 'search', 'aria-label': 'Filter the log' },
     h('div', { class: 'filters' },
       field('Recipient', to),
@@ -158,6 +164,7 @@ function filterForm(f, ctx) {
       h('div', { class: 'filters' },
         field('Category', category),
         field('Template', template),
+        field('Engagement', event),
         field('Since', since),
         field('Until', until))),
     h('div', { class: 'filter-actions' },
@@ -167,7 +174,7 @@ function filterForm(f, ctx) {
     ev.preventDefault();
     ctx.navigate(withQuery({
       status: status.value, category: category.value, to: to.value.trim(), from: from.value.trim(),
-      tag: tag.value.split(/\s+/).filter(Boolean), template: template.value.trim(),
+      tag: tag.value.split(/\s+/).filter(Boolean), template: template.value.trim(), event: event.value,
       since: fromLocalInput(since.value), until: fromLocalInput(until.value), cursor: '',
     }));
   });
