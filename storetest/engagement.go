@@ -398,7 +398,7 @@ func testEngagementLogFilter(t *testing.T, s mailroom.Store) {
 				wantBounce[mailroom.EngagementOpened] = append(wantBounce[mailroom.EngagementOpened], m.ID)
 			}
 		}
-		if i%2 == 0 {
+		if i%2 == 1 || i%8 == 0 {
 			recordHit(t, s, clickHit(m, rcpt, 0, "https://shop.example/a", at))
 			want[mailroom.EngagementClicked] = append(want[mailroom.EngagementClicked], m.ID)
 			if i%4 == 0 {

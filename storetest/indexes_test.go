@@ -273,6 +273,11 @@ func logFilters() []mailroom.MessageFilter {
 		{From: "a@x.example", To: "b@y.example", Since: &at},
 		{To: "b@y.example", Tags: tags, Status: mailroom.MessageDelivered, Category: mailroom.CategoryMarketing},
 		{Template: "welcome", From: "a@x.example", Status: mailroom.MessageQueued, Since: &at, Until: &later},
+		// ?event= (issue 33): messages_opened and messages_clicked.
+		{Event: mailroom.EngagementOpened},
+		{Event: mailroom.EngagementClicked, Since: &at},
+		{Event: mailroom.EngagementOpened, To: "b@y.example", Status: mailroom.MessageDelivered},
+		{Event: mailroom.EngagementClicked, Tags: tag, Category: mailroom.CategoryMarketing},
 	}
 }
 
