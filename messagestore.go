@@ -58,6 +58,12 @@ type MessageStore interface {
 	// SaveRaw stores the signed bytes of a message once: if another node
 	// stored them first, those are returned and must be sent instead.
 	SaveRaw(ctx context.Context, messageID string, raw []byte) ([]byte, error)
+	// SaveTrackedLinks stores a click-tracked message's links (their
+	// original addresses, in order; docs/api.md "Engagement tracking")
+	// once, before its first bytes: links stored before are kept, since
+	// every composition of a message finds the same ones. A message that
+	// is gone is ECodeNotFound.
+	SaveTrackedLinks(ctx context.Context, messageID string, links []string) error
 	// RecordAttempts stores the outcome of attempts (recipient states, due
 	// times, their events, suppressions from hard bounces) and the
 	// messages' derived statuses, in one transaction, and ends their

@@ -191,12 +191,9 @@ func ParseEngagementFilter(v *Validator, field, s string) EngagementFilter {
 	return ""
 }
 
-// EngagementStore keeps what comes back from tracked copies.
+// EngagementStore keeps what comes back from tracked copies (the links
+// they carry are the message's: MessageStore.SaveTrackedLinks).
 type EngagementStore interface {
-	// SaveTrackedLinks stores a click-tracked message's links (their
-	// original addresses, in order) once: links stored before are kept,
-	// since every composition of a message finds the same ones.
-	SaveTrackedLinks(ctx context.Context, messageID string, links []string) error
 	// RecordEngagement records hit in one transaction: it counts it on
 	// its recipient (Opens or Clicks) and its link, and writes its event
 	// (NewEngagementEvent) for the recipient's first open and for each

@@ -91,18 +91,7 @@ func (p *copyPlan) saveLinks(ctx context.Context, store mailroom.MessageStore) e
 	if len(links) == 0 {
 		return nil
 	}
-	saver, ok := store.(trackedLinkSaver)
-	if !ok {
-		return errors.New("tracking: the message store cannot keep tracked links")
-	}
-	return saver.SaveTrackedLinks(ctx, p.sum.ID, links)
-}
-
-// trackedLinkSaver is the part of mailroom.EngagementStore that delivery
-// uses. The Signer's Store is a MessageStore, which does not hold it;
-// every full store (mailroom.Store, package sqlstore's) does.
-type trackedLinkSaver interface {
-	SaveTrackedLinks(ctx context.Context, messageID string, links []string) error
+	return store.SaveTrackedLinks(ctx, p.sum.ID, links)
 }
 
 // copyFor returns rcpt's copy, the same bytes on every call.

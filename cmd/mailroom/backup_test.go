@@ -67,7 +67,7 @@ func TestRestoreMigratesAnOlderBackup(t *testing.T) {
 		t.Fatalf("backup: %d %s %s", code, out, errOut)
 	}
 	// Make it a backup from before migration 00024: undo it and every
-	// later one (a migration added after 00027 adds its undoing here).
+	// later one (a migration added after 00028 adds its undoing here).
 	db, err := sql.Open("sqlite", "file:old.db")
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +80,17 @@ func TestRestoreMigratesAnOlderBackup(t *testing.T) {
 		"DROP TABLE received_messages",
 		"DROP INDEX domains_receiving",
 		"ALTER TABLE domains DROP COLUMN receiving",
+		"DROP TABLE message_links", // 00028
+		"DROP INDEX messages_opened",
+		"DROP INDEX messages_clicked",
+		"ALTER TABLE messages DROP COLUMN opened",
+		"ALTER TABLE messages DROP COLUMN clicked",
+		"ALTER TABLE messages DROP COLUMN track_opens",
+		"ALTER TABLE messages DROP COLUMN track_clicks",
+		"ALTER TABLE recipients DROP COLUMN opens",
+		"ALTER TABLE recipients DROP COLUMN clicks",
+		"ALTER TABLE domains DROP COLUMN open_tracking",
+		"ALTER TABLE domains DROP COLUMN click_tracking",
 		"DELETE FROM goose_db_version WHERE version_id >= 24",
 	} {
 		if _, err := db.Exec(stmt); err != nil {
