@@ -155,4 +155,38 @@ func TestDashboardTracking(t *testing.T) {
 	if got := evalJS[string](b, `document.querySelector("select[name=event]").value`); got != "clicked" {
 		b.errorf("the filter reads %q after loading ?event=clicked", got)
 	}
+
+	b.step("looking at a tracked message counts as no one's open or click")
+	r := node.client.Do(apitest.Request{Method: "POST", Path: "/v1/send", Key: key, Body: map[string]any{
+		"from": "orders@shop.example", "to": []string{"carl@example.net", "dave@example.net"}, "subject": "Shipped",
+		"html": `<p><a href="https://shop.example/o?id=7&amp;x=2#top">Your order</a> <img src="https://shop.example/logo.png" alt="logo"></p>`}})
+	if r.Status != 200 {
+		t.Fatalf("send: %d %s", r.Status, r.Body)
+	}
+	shipped := r.Str("messageId")
+	w.copiesOf(t, shipped, 2)
+	b.navigate("/messages/" + shipped)
+	b.waitLoaded("#html-preview")
+	frame := func() string { return evalJS[string](b, `document.querySelector("#html-preview").srcdoc`) }
+	if got := frame(); strings.Contains(got, "/t/o/") || strings.Contains(got, "/t/c/") || !strings.Contains(got, `href="https://shop.example/o?id=7&amp;x=2#top"`) {
+		b.errorf("the preview of a tracked message shows its first recipient's tracking addresses, or not the link as written:\n%s", got)
+	}
+	evalJS[int](b, `(document.querySelector("#panel-html .preview-bar button").click(), 1)`)
+	b.waitFor("remote images loaded", `document.querySelector("#html-preview").srcdoc.includes("logo.png")`)
+	b.waitFrameIdle("#html-preview")
+	if got := frame(); strings.Contains(got, "/t/o/") {
+		b.errorf("loading remote images loads the first recipient's pixel:\n%s", got)
+	}
+	for _, u := range b.Requests() {
+		if strings.Contains(u, "/t/o/") || strings.Contains(u, "/t/c/") {
+			b.errorf("the page asked for a tracking address: %s", u)
+		}
+	}
+	m := jsonMap(t, node.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + shipped, Key: key}))
+	for _, rc := range m["recipients"].([]any) {
+		rcpt := rc.(map[string]any)
+		if rcpt["opens"] != float64(0) || rcpt["clicks"] != float64(0) {
+			b.errorf("after the page was read, %s has %v opens and %v clicks", rcpt["address"], rcpt["opens"], rcpt["clicks"])
+		}
+	}
 }

@@ -16,6 +16,37 @@ export function previewDocument(html, remoteImages) {
     + `<meta name="referrer" content="no-referrer"><base target="_blank">${cleaned(html, remoteImages).html}`;
 }
 
+// A tracking address of the service: /t/o/ (the open pixel) or /t/c/ (a
+// click) and a token, at the end of an absolute URL under --public-url,
+// whatever its host and path prefix.
+const trackingAddress = /^[\x00-\x20]*https?:\/\/[^?#]*\/t\/([oc])\/[A-Za-z0-9_-]+$/i;
+
+/**
+ * untracked is a tracked copy's html as the sender wrote it, for the
+ * preview: the raw bytes of a tracked message are its first recipient's
+ * copy, whose pixel and links count as that recipient's open and clicks
+ * (docs/api.md "Engagement tracking"), so looking at it in the dashboard
+ * must not follow them. The pixel is taken out, and each click address is
+ * put back to the link it stands for: links holds the message's tracked
+ * links in document order, the order its copy's click addresses come in. A
+ * click address with no link left to stand for loses its href.
+ */
+export function untracked(html, links) {
+  const doc = new DOMParser().parseFromString(html, 'text/html');
+  for (const img of doc.querySelectorAll('img[src]')) {
+    if (trackingAddress.exec(img.getAttribute('src'))?.[1].toLowerCase() === 'o') img.remove();
+  }
+  let next = 0;
+  for (const a of doc.querySelectorAll('a[href], area[href]')) {
+    if (trackingAddress.exec(a.getAttribute('href'))?.[1].toLowerCase() !== 'c') continue;
+    const link = links[next];
+    next += 1;
+    if (link) a.setAttribute('href', link.url);
+    else a.removeAttribute('href');
+  }
+  return `<!doctype html>${doc.documentElement.outerHTML}`;
+}
+
 /** withoutRemote is html with every remote image taken out, and how many there were. */
 export function withoutRemote(html) {
   return cleaned(html, false);

@@ -9,7 +9,7 @@ import { api, enc } from '../api.js';
 import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, time } from '../ui.js';
 import { bytes, when } from '../format.js';
 import { parseMessage } from '../mime.js';
-import { previewDocument, withoutRemote } from '../preview.js';
+import { previewDocument, untracked, withoutRemote } from '../preview.js';
 
 const sourceLimit = 512 * 1024;
 
@@ -37,7 +37,10 @@ export default async function render(ctx) {
 
   try {
     const raw = await api(`/v1/messages/${enc(id)}/raw`, { raw: true, signal: ctx.signal });
-    replace(content, h('h2', { id: 'content-title' }, 'Content'), contentTabs(parseMessage(raw), raw.byteLength, id));
+    const parsed = parseMessage(raw);
+    const tracked = m.tracking && (m.tracking.opens || m.tracking.clicks);
+    if (tracked && parsed.html !== null) parsed.html = untracked(parsed.html, m.links || []);
+    replace(content, h('h2', { id: 'content-title' }, 'Content'), contentTabs(parsed, raw.byteLength, id, tracked));
   } catch (err) {
     if (err.name === 'AbortError') throw err;
     replace(content, h('h2', { id: 'content-title' }, 'Content'), errorBox(err));
@@ -269,7 +272,7 @@ function engagement(type, d) {
       : null);
 }
 
-function contentTabs(parsed, size, id) {
+function contentTabs(parsed, size, id, tracked) {
   const panels = [];
   const tabs = [];
   const add = (name, label, body) => {
@@ -313,7 +316,8 @@ function contentTabs(parsed, size, id) {
   add('raw', 'Raw source', [
     h('div', { class: 'preview-bar' },
       h('span', {}, `The exact signed bytes that were (or will be) sent · ${bytes(size)}`,
-        shown.length < parsed.source.length ? ` · showing the first ${bytes(sourceLimit)}` : ''),
+        shown.length < parsed.source.length ? ` · showing the first ${bytes(sourceLimit)}` : '',
+        tracked ? ' · the first recipient’s copy: opening its pixel or links, here or in a mail program, counts as theirs' : ''),
       download),
     h('pre', { class: 'source', id: 'raw-source' }, shown)]);
   if (parsed.attachments.length) {
