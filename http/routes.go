@@ -109,7 +109,10 @@ func (s *Server) routes() http.Handler {
 	// No key either: the tracked copies' pixel and links (docs/api.md
 	// "Engagement tracking"), outside /v1 so that their addresses stay
 	// short, and claimed here before Resend's routes and the dashboard.
-	handle("/t/o/{token}", methods{"GET": s.getTrackedOpen})
+	// The pixel takes any path under /t/o/ (none, or several segments, as
+	// a mail client that mangled the address asks for): it answers the
+	// image whatever comes, and only a token that opens is recorded.
+	handle("/t/o/{token...}", methods{"GET": s.getTrackedOpen})
 	handle("/t/c/{token}", methods{"GET": s.getTrackedClick})
 
 	// What no route above claims, outside the API's /v1 tree: Resend's

@@ -172,6 +172,8 @@ func TestTrackingPixelAlwaysAnswers(t *testing.T) {
 			{click, trackingBrowser},
 			{pixel[:len(pixel)-2], ""},
 			{strings.Repeat("A", 7000), ""},
+			{"", trackingBrowser},
+			{pixel + "/x", trackingBrowser},
 		} {
 			for _, method := range []string{"GET", "HEAD"} {
 				resp, body := e.get(t, method, "/t/o/"+c.token, map[string]string{"User-Agent": c.ua})
