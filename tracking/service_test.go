@@ -3,6 +3,7 @@ package tracking_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -210,6 +211,30 @@ func TestServiceRateLimitsRecording(t *testing.T) {
 		}
 		if r, _ := tr.engagement(t); r.Clicks != 8 {
 			t.Fatalf("%d clicks recorded, want 8 (a /48's burst of 3 more)", r.Clicks)
+		}
+	})
+}
+
+// Clicks from many networks, each within its own limit, are recorded up to
+// the node's limit for all of them, and all redirect.
+func TestServiceRateLimitsRecordingAcrossNetworks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		tr := newTracked(t, e, tracking.Limits{PerSecond: 10, Burst: 10, Clients: 100, TotalPerSecond: 1, TotalBurst: 4})
+		ctx := context.Background()
+		const url = "https://shop.example/order?id=8"
+		tok := tr.click(t, 0, url)
+		for i := range 10 {
+			if got, err := tr.svc.Click(ctx, tok, request("GET", browser, fmt.Sprintf("2001:db8:%x::1", i+1))); err != nil || got != url {
+				t.Fatalf("click %d: %q, %v", i, got, err)
+			}
+		}
+		if r, _ := tr.engagement(t); r.Clicks != 4 {
+			t.Fatalf("%d clicks recorded from ten networks, want the node's burst of 4", r.Clicks)
+		}
+		tr.clock.Advance(time.Second)
+		tr.svc.Click(ctx, tok, request("GET", browser, "2001:db8:ff::1"))
+		if r, _ := tr.engagement(t); r.Clicks != 5 {
+			t.Fatalf("%d clicks recorded, want 5 (one more after a second)", r.Clicks)
 		}
 	})
 }
