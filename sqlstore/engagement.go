@@ -21,13 +21,13 @@ var linkInsert = multiInsert{
 	tail:  ` ON CONFLICT (message_id, link_index) DO NOTHING`,
 }
 
-// SaveTrackedLinks implements mailroom.EngagementStore: it stores a
+// SaveTrackedLinks implements mailroom.MessageStore: it stores a
 // click-tracked message's links once, at most mailroom.MaxTrackedLinks of
 // them. Every composition of a message finds the same links, so links
 // already stored (a retry, another node composing the same message) are
-// kept as they are, with their clicks, and nothing is added to them. A message that is gone (retention removed
-// it) is ECodeNotFound, and no link is stored for it: nothing would ever
-// remove it.
+// kept as they are, with their clicks, and nothing is added to them. A
+// message that is gone (retention removed it) is ECodeNotFound, and no
+// link is stored for it: nothing would ever remove it.
 func (s *Store) SaveTrackedLinks(ctx context.Context, messageID string, links []string) error {
 	if len(links) > mailroom.MaxTrackedLinks {
 		links = links[:mailroom.MaxTrackedLinks]
