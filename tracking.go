@@ -156,10 +156,21 @@ func ClickLooksAutomated(r *Recipient, at time.Time) bool {
 }
 
 // TruncateIP is the part of a client's address an engagement event
-// keeps: an IPv4 address (or an IPv4-mapped IPv6 one) to its /24
-// ("192.0.2.0"), an IPv6 address to its /48 ("2001:db8:1::"); enough to
-// tell a network, not a household. "" for an invalid address.
+// keeps: its ClientNetwork's address ("192.0.2.0", "2001:db8:1::");
+// enough to tell a network, not a household. "" for an invalid address.
 func TruncateIP(a netip.Addr) string {
+	p := ClientNetwork(a)
+	if !p.IsValid() {
+		return ""
+	}
+	return p.Addr().String()
+}
+
+// ClientNetwork is the network of a client's address that tracking keeps
+// and limits: an IPv4 address (or an IPv4-mapped IPv6 one) to its /24, an
+// IPv6 address to its /48, since one host of either may hold many
+// addresses. The zero Prefix for an invalid address.
+func ClientNetwork(a netip.Addr) netip.Prefix {
 	a = a.Unmap().WithZone("")
 	bits := 48
 	if a.Is4() {
@@ -167,9 +178,9 @@ func TruncateIP(a netip.Addr) string {
 	}
 	p, err := a.Prefix(bits)
 	if err != nil {
-		return ""
+		return netip.Prefix{}
 	}
-	return p.Addr().String()
+	return p
 }
 
 // EngagementFilter selects the messages of the email log some recipient

@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"image/gif"
 	"io"
@@ -88,17 +87,7 @@ func (e *trackingEnv) clickToken(t *testing.T, url string) string {
 // engagement reads the recipient and its engagement events from the store.
 func (e *trackingEnv) engagement(t *testing.T) (*mailroom.Recipient, []*mailroom.Event) {
 	t.Helper()
-	m, events, err := e.store.Message(context.Background(), e.acct.ID, e.messageID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*mailroom.Event
-	for _, ev := range events {
-		if ev.Type == mailroom.EventEmailOpened || ev.Type == mailroom.EventEmailClicked {
-			out = append(out, ev)
-		}
-	}
-	return m.Recipients[0], out
+	return storetest.Engagement(t, e.store, e.acct.ID, e.messageID)
 }
 
 // A click, with no key, redirects to exactly the link's address and

@@ -359,3 +359,22 @@ func testSupersededClaim(t *testing.T, s mailroom.Store) {
 func claim(s mailroom.Store, node string, now time.Time, limit int) ([]*mailroom.QueuedRecipient, error) {
 	return s.ClaimDueRecipients(context.Background(), mailroom.Claim{Node: node, Now: now, Lease: time.Minute, Limit: limit})
 }
+
+// Engagement reads a message of acct and returns its first recipient and
+// the engagement events (email.opened, email.clicked) on its timeline, as
+// the log shows them: what a test of tracking checks after an open or a
+// click.
+func Engagement(t testing.TB, s mailroom.Store, accountID, messageID string) (*mailroom.Recipient, []*mailroom.Event) {
+	t.Helper()
+	m, events, err := s.Message(context.Background(), accountID, messageID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*mailroom.Event
+	for _, e := range events {
+		if e.Type == mailroom.EventEmailOpened || e.Type == mailroom.EventEmailClicked {
+			out = append(out, e)
+		}
+	}
+	return m.Recipients[0], out
+}

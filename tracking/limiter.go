@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/mailroom/mailroom"
 )
 
 // Limits bound what one client network, and all of them together, may
@@ -90,17 +92,6 @@ func (c *clientLimiter) allow(client netip.Addr, now time.Time) bool {
 	return lim.AllowN(now, 1) && c.total.AllowN(now, 1)
 }
 
-// network is the /24 or /48 of an address; every invalid address is one
-// network.
-func network(a netip.Addr) netip.Prefix {
-	a = a.Unmap().WithZone("")
-	bits := 48
-	if a.Is4() {
-		bits = 24
-	}
-	p, err := a.Prefix(bits)
-	if err != nil {
-		return netip.Prefix{}
-	}
-	return p
-}
+// network is the /24 or /48 of an address (mailroom.ClientNetwork);
+// every invalid address is one network.
+func network(a netip.Addr) netip.Prefix { return mailroom.ClientNetwork(a) }

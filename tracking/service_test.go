@@ -96,17 +96,7 @@ func (tr *tracked) pixel(t *testing.T) string {
 // engagement returns the message's recipient and its engagement events.
 func (tr *tracked) engagement(t *testing.T) (*mailroom.Recipient, []*mailroom.Event) {
 	t.Helper()
-	m, events, err := tr.store.Message(context.Background(), tr.acct.ID, tr.messageID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*mailroom.Event
-	for _, e := range events {
-		if e.Type == mailroom.EventEmailOpened || e.Type == mailroom.EventEmailClicked {
-			out = append(out, e)
-		}
-	}
-	return m.Recipients[0], out
+	return storetest.Engagement(t, tr.store, tr.acct.ID, tr.messageID)
 }
 
 func request(method, ua, client string) tracking.Request {
