@@ -16,32 +16,57 @@ export function previewDocument(html, remoteImages) {
     + `<meta name="referrer" content="no-referrer"><base target="_blank">${cleaned(html, remoteImages).html}`;
 }
 
-// A tracking address of the service: /t/o/ (the open pixel) or /t/c/ (a
-// click) and a token, at the end of an absolute URL under --public-url,
-// whatever its host and path prefix.
-const trackingAddress = /^[\x00-\x20]*https?:\/\/[^?#]*\/t\/([oc])\/[A-Za-z0-9_-]+$/i;
+/**
+ * trackingKind says whether url is a tracking address of a Mailroom
+ * service (docs/api.md "Engagement tracking"), 'o' for an open pixel, 'c'
+ * for a click, null otherwise: its path, percent-decoded (the service's
+ * router decodes it too), holds /t/o/ or /t/c/, whatever its host, path
+ * prefix, query or fragment. Following one records an open or a click on
+ * whichever message its token names, so the preview never loads one: a
+ * third party's image under such a path is taken out with them.
+ */
+export function trackingKind(url) {
+  let u;
+  try {
+    u = new URL(String(url).trim());
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return null;
+  let path = u.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: the raw path is what is left to read.
+  }
+  const m = /\/t\/([oc])(?:\/|$)/i.exec(path);
+  return m ? m[1].toLowerCase() : null;
+}
 
 /**
  * untracked is a tracked copy's html as the sender wrote it, for the
  * preview: the raw bytes of a tracked message are its first recipient's
  * copy, whose pixel and links count as that recipient's open and clicks
  * (docs/api.md "Engagement tracking"), so looking at it in the dashboard
- * must not follow them. The pixel is taken out, and each click address is
- * put back to the link it stands for: links holds the message's tracked
- * links in document order, the order its copy's click addresses come in. A
- * click address with no link left to stand for loses its href.
+ * must not follow them. Every tracking image is taken out (previewDocument
+ * takes out any that is left, wherever it stands), and each click address
+ * is put back to the link it stands for: links holds the message's
+ * tracked links in document order, the order its copy's click addresses
+ * come in. When the click addresses are not as many as the links (the
+ * sender's html held tracking addresses of its own), none can be told
+ * from another, and every one loses its href.
  */
 export function untracked(html, links) {
   const doc = new DOMParser().parseFromString(html, 'text/html');
   for (const img of doc.querySelectorAll('img[src]')) {
-    if (trackingAddress.exec(img.getAttribute('src'))?.[1].toLowerCase() === 'o') img.remove();
+    if (trackingKind(img.getAttribute('src'))) img.remove();
   }
-  let next = 0;
-  for (const a of doc.querySelectorAll('a[href], area[href]')) {
-    if (trackingAddress.exec(a.getAttribute('href'))?.[1].toLowerCase() !== 'c') continue;
-    const link = links[next];
-    next += 1;
-    if (link) a.setAttribute('href', link.url);
+  const anchors = [...doc.querySelectorAll('a[href], area[href]')].filter((a) => trackingKind(a.getAttribute('href')));
+  const clicks = anchors.filter((a) => trackingKind(a.getAttribute('href')) === 'c');
+  const mapped = clicks.length === links.length;
+  for (const a of anchors) {
+    const i = mapped ? clicks.indexOf(a) : -1;
+    if (i >= 0) a.setAttribute('href', links[i].url);
     else a.removeAttribute('href');
   }
   return `<!doctype html>${doc.documentElement.outerHTML}`;
@@ -80,10 +105,12 @@ const droppedAttrs = ['target', 'ping', 'action', 'formaction', 'manifest', 'cod
  *     (stylesheets, prefetch, preconnect), meta (refresh, referrer), base,
  *     frames, objects, media, scripts, and attributes such as ping;
  *   - keeps a link's href only when it is an absolute http(s), mailto or tel
- *     URL, and an image's source (src, srcset, background, poster, SVG
+ *     URL and no tracking address, and an image's source (src, srcset, background, poster, SVG
  *     href, CSS url()) only when it is an absolute http(s), data or cid URL,
  *     so that nothing in the mail addresses the dashboard;
- *   - unless remoteImages, also takes out http(s) images, counting them.
+ *   - unless remoteImages, also takes out http(s) images, counting them;
+ *   - takes out every image at a Mailroom tracking address (trackingKind),
+ *     remote images or not.
  * It returns {html, count}: count is the number of remote images, whether
  * they were taken out or not.
  */
@@ -97,6 +124,9 @@ function cleaned(html, remoteImages) {
 
   // An image's source: kept if absolute and, when remote, allowed.
   const keepImage = (v) => {
+    // A Mailroom tracking address is never loaded, remote images or not:
+    // it would record an open or a click (see trackingKind).
+    if (trackingKind(v)) return false;
     if (!imageSchemes.test(v)) return false;
     if (!remoteURL.test(v)) return true;
     count += 1;
@@ -121,7 +151,9 @@ function cleaned(html, remoteImages) {
     for (const attr of ['href', 'xlink:href']) {
       const v = el.getAttribute(attr);
       if (v === null) continue;
-      if (link ? !linkSchemes.test(v) : !keepImage(v)) el.removeAttribute(attr);
+      // A link to a tracking address would record a click when followed
+      // from the preview: it keeps its text and loses its href.
+      if (link ? !linkSchemes.test(v) || trackingKind(v) : !keepImage(v)) el.removeAttribute(attr);
     }
   }
   const css = (text) => text.replace(cssURL, (all, _q, url) => (keepImage(url) ? all : 'none'));
