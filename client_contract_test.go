@@ -81,6 +81,10 @@ var clientMethods = map[string][]string{
 	// client, not an API client's: it takes no key. No method, on purpose.
 	"GET /v1/unsubscribe/{token}":  nil,
 	"POST /v1/unsubscribe/{token}": nil,
+	// So are tracked mail's pixel and links (docs/api.md "Engagement
+	// tracking").
+	"GET /t/o/{token}": nil,
+	"GET /t/c/{token}": nil,
 }
 
 // Exported methods of *client.Client that call no route.
@@ -335,7 +339,7 @@ func TestResendOperationsAreTaggedAndOutsideV1(t *testing.T) {
 			t.Errorf("%s is tagged %s but is Mailroom's own", op, resendTag)
 		case resend:
 			n++
-		case !strings.HasPrefix(path, "/v1/") && path != "/healthz" && path != "/readyz":
+		case !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/t/") && path != "/healthz" && path != "/readyz":
 			t.Errorf("%s is outside /v1 and not tagged %s", op, resendTag)
 		}
 	}
