@@ -85,15 +85,29 @@ func (m *Membership) Run(ctx context.Context) {
 	}
 }
 
-// beat records this node's heartbeat and passes on the live count.
+// stepBound is how long one beat or one sweep may take. A beat slower than
+// half the stale time leaves the node unhealthy anyway, so waiting longer
+// gains nothing; bounding a step by the interval instead would make every
+// step fail on storage whose commits are merely slow (a loaded disk),
+// leaving the node to be taken for dead while its storage still answers.
+// The ticker drops the ticks a slow step spans, so steps never pile up.
+func (m *Membership) stepBound() time.Duration {
+	return m.staleAfter() / 2
+}
+
+// beat records this node's heartbeat and passes on the live count. The
+// beat is dated when it starts, not when it commits: the row's heartbeat
+// is the database's time of the statement, so dating it later would let
+// Healthy outlast what the other nodes see.
 func (m *Membership) beat(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, m.interval())
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, m.stepBound())
 	defer cancel()
 	live, err := m.Store.Heartbeat(ctx, m.Node)
 	if err != nil {
 		return err
 	}
-	m.lastBeat.Store(time.Now().UnixNano())
+	m.lastBeat.Store(started.UnixNano())
 	if m.OnNodes != nil {
 		m.OnNodes(max(1, live))
 	}
@@ -102,7 +116,7 @@ func (m *Membership) beat(ctx context.Context) error {
 
 // sweep releases the claims of dead nodes.
 func (m *Membership) sweep(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, m.interval())
+	ctx, cancel := context.WithTimeout(ctx, m.stepBound())
 	defer cancel()
 	n, err := m.Store.ReleaseLostClaims(ctx, m.staleAfter())
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 // node's loop is watched through what it reports (OnNodes, OnReleased).
 
 // interval is how often the nodes under test beat: short, so that a test
-// waits little for a tick, and long enough for a beat to commit (a beat
-// may take at most this long) on a loaded machine.
+// waits little for a tick. A beat or sweep slower than this on a loaded
+// machine only delays the next tick.
 const interval = 50 * time.Millisecond
 
 // waitFor bounds every wait for something a node's loop reports.
@@ -222,6 +222,66 @@ func TestSilentNodeIsReleased(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Storage that answers slower than the beat interval (a loaded disk
+// whose commits take long) slows a node's beats and sweeps but does not
+// fail them: the node stays healthy and still releases a dead node's
+// claims.
+func TestSlowStorageStillBeatsAndSweeps(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		open, db := storetest.Reopenable(t, e)
+		s := open()
+		a := newNode(s, "node_a")
+		a.join(t)
+		queue(t, s, "node_a", "x@a.example")
+		age(t, db, mailroom.NodeStaleAfter+5*time.Second, "node_a")
+
+		b := newNode(slowNodes{NodeStore: s, delay: 4 * interval}, "node_b")
+		b.join(t)
+		if !b.Healthy() {
+			t.Error("node b is unhealthy after a slow beat that succeeded")
+		}
+		b.run(t)
+		select {
+		case <-b.released:
+		case <-time.After(waitFor):
+			t.Fatalf("node b, on slow storage, did not release the silent node's claims within %s", waitFor)
+		}
+		if got := claims(t, s, "node_b"); got != 1 {
+			t.Errorf("node b took %d of the silent node's 1 recipient", got)
+		}
+	})
+}
+
+// slowNodes is node storage that takes delay longer to answer each beat
+// and sweep.
+type slowNodes struct {
+	mailroom.NodeStore
+	delay time.Duration
+}
+
+func (s slowNodes) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(s.delay):
+		return nil
+	}
+}
+
+func (s slowNodes) Heartbeat(ctx context.Context, n *mailroom.Node) (int, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.NodeStore.Heartbeat(ctx, n)
+}
+
+func (s slowNodes) ReleaseLostClaims(ctx context.Context, staleAfter time.Duration) (int, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.NodeStore.ReleaseLostClaims(ctx, staleAfter)
 }
 
 // A node that leaves is gone at once: its claims are free for the others
