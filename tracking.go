@@ -155,6 +155,27 @@ func ClickLooksAutomated(r *Recipient, at time.Time) bool {
 	return at.Sub(*r.LastAttemptAt) < ClickScanWindow
 }
 
+// EngagementCounts are a recipient's counts once a hit is counted: every
+// open, the opens that did not look automated, and every click.
+type EngagementCounts struct {
+	Opens, ReaderOpens, Clicks int
+}
+
+// WritesEvent says whether hit, already counted in c, writes an event.
+//
+// An open does when it is the recipient's first, and when it is the first
+// that did not look automated after automated ones: a mail filter or
+// security gateway that fetches the pixel as the message arrives would
+// otherwise hide the reader's own open, which is what a filter on
+// machine: false is after. Later opens are counted only. A click does
+// while the recipient has had at most MaxClickEvents.
+func (c EngagementCounts) WritesEvent(hit *EngagementHit) bool {
+	if hit.Type == EventEmailOpened {
+		return c.Opens == 1 || (!hit.Machine && c.ReaderOpens == 1)
+	}
+	return c.Clicks <= MaxClickEvents
+}
+
 // TruncateIP is the part of a client's address an engagement event
 // keeps: its ClientNetwork's address ("192.0.2.0", "2001:db8:1::");
 // enough to tell a network, not a household. "" for an invalid address.
@@ -207,8 +228,7 @@ func ParseEngagementFilter(v *Validator, field, s string) EngagementFilter {
 type EngagementStore interface {
 	// RecordEngagement records hit in one transaction: it counts it on
 	// its recipient (Opens or Clicks) and its link, and writes its event
-	// (NewEngagementEvent) for the recipient's first open and for each
-	// click while the recipient has had fewer than MaxClickEvents; the
+	// (NewEngagementEvent) when EngagementCounts.WritesEvent says so; the
 	// event is returned, nil when the hit was only counted. A message or
 	// recipient that is gone (retention removed it) is ECodeNotFound:
 	// nothing is recorded, and the caller answers all the same.

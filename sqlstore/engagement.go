@@ -91,10 +91,10 @@ func (s *Store) trackedLinks(ctx context.Context, tx *sql.Tx, messageID string) 
 // row locked first on PostgreSQL (the committer's lock order; SQLite has
 // one writer).
 //
-// The recipient's count is raised by one UPDATE that returns the count it
-// made: of two first opens at once, the second waits for the first's row
-// lock and then counts 2, so exactly one of them counts 1 and writes
-// email.opened, whatever the engine. The event goes through insertEvent,
+// The recipient's counts are raised by one UPDATE that returns the counts
+// it made: of two first opens at once, the second waits for the first's
+// row lock and then counts 2, so exactly one of them counts 1 and writes
+// email.opened, whatever the engine (mailroom.EngagementCounts). The event goes through insertEvent,
 // the path of every email event, so that it reaches the timeline,
 // ListEvents and the webhook outbox in the same commit as the count.
 func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHit) (*mailroom.Event, error) {
@@ -122,8 +122,17 @@ func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHi
 		if err != nil {
 			return err
 		}
-		r, err := scanRecipient(s.txQueryRow(ctx, tx, `UPDATE recipients SET `+column+` = `+column+` + 1
-			WHERE message_id = $1 AND address = $2 RETURNING `+recipientColumns, messageKey(hit.MessageID), hit.Recipient))
+		// reader_opens counts the opens not marked machine, so that a
+		// reader's first open after a filter's can be told.
+		reader := 0
+		if hit.Type == mailroom.EventEmailOpened && !hit.Machine {
+			reader = 1
+		}
+		var readerOpens int
+		r, err := scanRecipient(alsoScan(s.txQueryRow(ctx, tx, `UPDATE recipients SET `+column+` = `+column+` + 1,
+			reader_opens = reader_opens + $3
+			WHERE message_id = $1 AND address = $2 RETURNING `+recipientColumns+`, reader_opens`,
+			messageKey(hit.MessageID), hit.Recipient, reader), &readerOpens))
 		if errors.Is(err, sql.ErrNoRows) {
 			gone = true
 			return nil
@@ -145,7 +154,8 @@ func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHi
 				return s.wrap(err, "count link click")
 			}
 		}
-		if !engagementEvented(hit.Type, r) {
+		counts := mailroom.EngagementCounts{Opens: r.Opens, ReaderOpens: readerOpens, Clicks: r.Clicks}
+		if !counts.WritesEvent(hit) {
 			return nil
 		}
 		e := mailroom.NewEngagementEvent(sum, r, hit)
@@ -164,14 +174,17 @@ func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHi
 	return event, nil
 }
 
-// engagementEvented says whether a hit of type typ that r's counts now
-// include writes an event: the first open (later ones are counted only),
-// and each click up to mailroom.MaxClickEvents.
-func engagementEvented(typ string, r *mailroom.Recipient) bool {
-	if typ == mailroom.EventEmailOpened {
-		return r.Opens == 1
-	}
-	return r.Clicks <= mailroom.MaxClickEvents
+// alsoScan is row, whose columns past those its reader scans go to
+// extra.
+func alsoScan(row scanner, extra ...any) scanner { return extraColumns{row, extra} }
+
+type extraColumns struct {
+	row   scanner
+	extra []any
+}
+
+func (e extraColumns) Scan(dest ...any) error {
+	return e.row.Scan(append(dest, e.extra...)...)
 }
 
 // engagedMessage reads the summary of a message that an engagement event

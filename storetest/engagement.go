@@ -13,8 +13,9 @@ import (
 
 // What comes back from tracked copies (docs/api.md "Engagement tracking"):
 // a click-tracked message's links, stored once; each open and click
-// counted on its recipient (and a click on its link), the first open and
-// each click up to mailroom.MaxClickEvents written as an event through the
+// counted on its recipient (and a click on its link), the first open (and
+// the first reader's open after a machine's) and each click up to
+// mailroom.MaxClickEvents written as an event through the
 // path of every email event, so that the timeline, the event list and the
 // webhook outbox have it; a message or recipient that is gone recorded not
 // at all.
@@ -26,6 +27,7 @@ func init() {
 		suite{"EngagementMachineClicks", testEngagementMachineClicks},
 		suite{"EngagementClickEventCap", testEngagementClickEventCap},
 		suite{"EngagementConcurrentFirstOpens", testEngagementConcurrentFirstOpens},
+		suite{"EngagementReaderOpenAfterMachine", testEngagementReaderOpenAfterMachine},
 		suite{"EngagementLogFilter", testEngagementLogFilter},
 		suite{"TrackedLinksRetention", testTrackedLinksRetention},
 	)
@@ -356,6 +358,82 @@ func testEngagementConcurrentFirstOpens(t *testing.T, s mailroom.Store) {
 	}
 	if got, _ := messageOf(t, s, acme.ID, m.ID); got.Recipients[0].Opens != n {
 		t.Errorf("counted %d opens of %d", got.Recipients[0].Opens, n)
+	}
+}
+
+// A first open that looked automated (a filter fetching the pixel as the
+// message arrives) does not hide the reader's: the first open not marked
+// machine after it writes email.opened too, once, even when many come at
+// once; a reader's first open is not followed by a machine's event.
+func testEngagementReaderOpenAfterMachine(t *testing.T, s mailroom.Store) {
+	ctx := context.Background()
+	acme := NewAccount(t, s, "acme")
+	m := trackedMessage(t, s, acme, t0, "a@x.example", "b@x.example")
+	deliverAll(t, s, t0)
+	at := t0.Add(time.Hour)
+	machineOpen := func(rcpt string) *mailroom.EngagementHit {
+		h := openHit(m, rcpt, at)
+		h.UserAgent, h.Machine = "Mozilla/5.0 (via ggpht.com GoogleImageProxy)", true
+		return h
+	}
+
+	// a: a machine first, twice, then readers at once, then a machine.
+	if e := recordHit(t, s, machineOpen("a@x.example")); e == nil || dataOf(t, e).Machine == nil || !*dataOf(t, e).Machine {
+		t.Fatalf("a machine's first open: event %+v", e)
+	}
+	if e := recordHit(t, s, machineOpen("a@x.example")); e != nil {
+		t.Fatalf("a machine's second open wrote %s", e.Type)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var readers []*mailroom.Event
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			e, err := s.RecordEngagement(ctx, openHit(m, "a@x.example", at.Add(time.Duration(i)*time.Millisecond)))
+			if err != nil {
+				t.Errorf("reader open %d: %v", i, err)
+			}
+			if e != nil {
+				mu.Lock()
+				readers = append(readers, e)
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if len(readers) != 1 {
+		t.Fatalf("%d reader opens at once after a machine's returned %d events, want 1", n, len(readers))
+	}
+	if d := dataOf(t, readers[0]); d.Machine == nil || *d.Machine || d.Recipient != "a@x.example" {
+		t.Errorf("the reader's open: %+v", d)
+	}
+	if e := recordHit(t, s, machineOpen("a@x.example")); e != nil {
+		t.Errorf("a machine's open after the reader's wrote %s", e.Type)
+	}
+
+	// b: a reader first; neither a machine nor the reader again writes.
+	if e := recordHit(t, s, openHit(m, "b@x.example", at)); e == nil {
+		t.Fatal("b's first open wrote no event")
+	}
+	for _, h := range []*mailroom.EngagementHit{machineOpen("b@x.example"), openHit(m, "b@x.example", at)} {
+		if e := recordHit(t, s, h); e != nil {
+			t.Errorf("an open after b's first (machine %v) wrote %s", h.Machine, e.Type)
+		}
+	}
+
+	opened, _ := Try2(s.ListEvents(ctx, acme.ID, mailroom.EventFilter{Type: mailroom.EventEmailOpened}, mailroom.Page{Limit: 100})).Must(t)
+	if len(opened) != 3 {
+		t.Errorf("%d email.opened stored, want 3 (a's machine and reader, b's reader)", len(opened))
+	}
+	got, _ := messageOf(t, s, acme.ID, m.ID)
+	for _, r := range got.Recipients {
+		if want := map[string]int{"a@x.example": 3 + n, "b@x.example": 3}[r.Address]; r.Opens != want {
+			t.Errorf("%s: %d opens counted, want %d", r.Address, r.Opens, want)
+		}
 	}
 }
 

@@ -33,8 +33,9 @@ const (
 	EventEmailReceived EventType = "email.received"
 
 	// EventEmailOpened and EventEmailClicked come back from tracked mail
-	// (docs/api.md "Engagement tracking"): a recipient's first open, and
-	// each click. Their data is EmailEventData with its Engagement.
+	// (docs/api.md "Engagement tracking"): a recipient's first open (and
+	// its first reader's open when the first looked automated), and each
+	// click. Their data is EmailEventData with its Engagement.
 	EventEmailOpened  EventType = "email.opened"
 	EventEmailClicked EventType = "email.clicked"
 

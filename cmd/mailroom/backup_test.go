@@ -89,6 +89,7 @@ func TestRestoreMigratesAnOlderBackup(t *testing.T) {
 		"ALTER TABLE messages DROP COLUMN track_clicks",
 		"ALTER TABLE recipients DROP COLUMN opens",
 		"ALTER TABLE recipients DROP COLUMN clicks",
+		"ALTER TABLE recipients DROP COLUMN reader_opens",
 		"ALTER TABLE domains DROP COLUMN open_tracking",
 		"ALTER TABLE domains DROP COLUMN click_tracking",
 		"DELETE FROM goose_db_version WHERE version_id >= 24",

@@ -25,9 +25,12 @@ CREATE INDEX messages_opened ON messages (account_id, id) WHERE opened = 1;
 CREATE INDEX messages_clicked ON messages (account_id, id) WHERE clicked = 1;
 
 -- The opens and clicks that came back from each recipient's copy,
--- automated or not.
+-- automated or not, and reader_opens, the opens not marked machine: a
+-- reader's first open after automated ones writes email.opened too
+-- (mailroom.EngagementCounts).
 ALTER TABLE recipients ADD COLUMN opens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE recipients ADD COLUMN clicks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE recipients ADD COLUMN reader_opens INTEGER NOT NULL DEFAULT 0;
 
 -- A click-tracked message's links: link_index is the link's place among
 -- the HTML part's rewritten links (the index its click tokens hold), url
