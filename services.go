@@ -133,4 +133,6 @@ type InboundMessage struct {
 	Recipients []string
 	Data       []byte
 	ReceivedAt time.Time
+	// TLS says the transaction ran under TLS (STARTTLS, RFC 3207).
+	TLS bool
 }

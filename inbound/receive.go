@@ -47,7 +47,7 @@ func (x *session) receive(d *smtpserver.Data[struct{}], receiving []string) erro
 	ctx, cancel := base.HandlerContext()
 	err := x.callReceiver(ctx, mailroom.InboundMessage{
 		RemoteIP: x.Remote, Helo: tx.Helo, MailFrom: tx.From,
-		Recipients: receiving, Data: data, ReceivedAt: d.Start,
+		Recipients: receiving, Data: data, ReceivedAt: d.Start, TLS: tx.TLS,
 	})
 	cancel()
 	if err != nil {

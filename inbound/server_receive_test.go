@@ -110,7 +110,7 @@ func TestReceivingDomainTakesAnyAddressOnce(t *testing.T) {
 	}
 	in := got[0]
 	if !bytes.Equal(in.Data, msg) || in.MailFrom != "a@sender.test" || in.Helo != "sender.test" ||
-		strings.Join(in.Recipients, ",") != strings.Join(to, ",") || !strings.HasPrefix(in.RemoteIP, "127.0.0.1:") {
+		strings.Join(in.Recipients, ",") != strings.Join(to, ",") || !strings.HasPrefix(in.RemoteIP, "127.0.0.1:") || in.TLS {
 		t.Errorf("handed %+v", in)
 	}
 	if ts.outcome(inbound.OutcomeReceived) != 1 {

@@ -207,7 +207,8 @@ func TestServerSTARTTLSAndNoAUTH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, func(s *inbound.Server) { s.TLS = tlscert.ServerConfig(cert) })
+	rc := &fakeReceiver{}
+	ts := startServer(t, func(s *inbound.Server) { s.TLS, s.Receiver = tlscert.ServerConfig(cert), rc })
 	roots := x509.NewCertPool()
 	roots.AddCert(cert.Leaf)
 
@@ -242,6 +243,14 @@ func TestServerSTARTTLSAndNoAUTH(t *testing.T) {
 	}
 	if !strings.Contains(ts.log.String(), "tls=true") {
 		t.Errorf("log does not say the message came under TLS:\n%s", ts.log)
+	}
+	// Received mail says it came under TLS (its Received field: ESMTPS).
+	if err := send(c, []string{"support@" + receivingDomain}, message("received over tls", "x\r\n")); err != nil {
+		t.Fatalf("received message under TLS: %v", err)
+	}
+	if got := rc.messages(); len(got) != 1 || !got[0].TLS {
+		t.Errorf("the Receiver was handed %d messages (the first under TLS: %v), want one that came under TLS",
+			len(got), len(got) > 0 && got[0].TLS)
 	}
 
 	// A client that tries AUTH anyway is refused.

@@ -71,6 +71,19 @@ func TestStampReplacesForgedOwnAuthResults(t *testing.T) {
 	}
 }
 
+// The Received field names the protocol as RFC 3848 does: ESMTPS when
+// the transaction ran under STARTTLS, ESMTP when not.
+func TestReceivedFieldNamesTLS(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		in := mailroom.InboundMessage{RemoteIP: "192.0.2.1:25", Helo: "mx.sender.example", Recipients: []string{"a@b.example"},
+			ReceivedAt: time.Unix(0, 0), TLS: tls}
+		want := map[bool]string{false: "with ESMTP\r\n", true: "with ESMTPS\r\n"}[tls]
+		if f := receivedField(authservID, in); !strings.Contains(f, want) {
+			t.Errorf("TLS %v: Received field %q, want %q", tls, f, want)
+		}
+	}
+}
+
 // A client's EHLO name cannot add a header field through the Received
 // field.
 func TestReceivedFieldSanitizesHelo(t *testing.T) {

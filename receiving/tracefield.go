@@ -10,8 +10,9 @@ import (
 
 // receivedField is the Received field (RFC 5321 §4.4) the service adds
 // as it takes a message: the client's EHLO name and address, this host,
-// the protocol, the recipient when there is one, and the time (RFC 5322
-// §3.6.7 date-time), with its CRLF.
+// the protocol (ESMTP, or ESMTPS under STARTTLS: RFC 3848 §2; an MX
+// takes no authenticated mail, so never ESMTPA), the recipient when there
+// is one, and the time (RFC 5322 §3.6.7 date-time), with its CRLF.
 func receivedField(hostname string, in mailroom.InboundMessage) string {
 	var b strings.Builder
 	b.WriteString("Received: from ")
@@ -23,7 +24,11 @@ func receivedField(hostname string, in mailroom.InboundMessage) string {
 	if ip := remoteIP(in.RemoteIP); ip != nil {
 		b.WriteString(" ([" + ip.String() + "])")
 	}
-	b.WriteString("\r\n\tby " + hostname + " with ESMTP")
+	protocol := "ESMTP"
+	if in.TLS {
+		protocol = "ESMTPS"
+	}
+	b.WriteString("\r\n\tby " + hostname + " with " + protocol)
 	// RFC 5321 §4.4: "for" names one recipient; more would tell each
 	// of them about the others.
 	if len(in.Recipients) == 1 {
