@@ -59,14 +59,17 @@ var commands = []*command{
 			"account is refused and stays as it is.",
 		args: []operand{{"KEYID", `the key's id: the 16 characters after "mailroom_" in the key, as "keys list" shows them`}},
 		run:  keysRevoke},
-	{name: "domains update", synopsis: "DOMAIN --account NAME [--ip-pool POOL] [--tls opportunistic|enforced]",
-		summary: "set the IP pool and the TLS a domain's mail leaves with",
+	{name: "domains update", synopsis: "DOMAIN --account NAME [--ip-pool POOL] [--tls opportunistic|enforced] [--open-tracking on|off] [--click-tracking on|off]",
+		summary: "set a domain's IP pool, TLS and engagement tracking",
 		about: "Assigns a sending domain the pool of source addresses its mail leaves from: the NAME of a pool that\n" +
 			"serve's --ip-pool NAME=ADDRESS[@EHLO-NAME],… defines on every node. --ip-pool \"\" goes back to the\n" +
 			"default pool. --tls enforced makes every delivery from the domain need STARTTLS with a certificate\n" +
 			"valid for the MX host (else it is deferred, and fails with reason tls_required after the retry\n" +
-			"window); --tls opportunistic is the default. The API shows the domain's ipPool and tls (PATCH\n" +
-			"/v1/domains/{domain} sets tls too). Running nodes apply them within 10 s.",
+			"window); --tls opportunistic is the default. --open-tracking and --click-tracking turn tracking of\n" +
+			"opens and clicks on or off for the domain's sends accepted from then on (a send may say otherwise;\n" +
+			"off by default: see docs/api.md \"Engagement tracking\"). The API shows the domain's ipPool, tls,\n" +
+			"openTracking and clickTracking (PATCH /v1/domains/{domain} sets all but ipPool too). Running nodes\n" +
+			"apply them within 10 s.",
 		args: []operand{{"DOMAIN", "the sending domain, as the account added it (any case; IDNs in either form)"}},
 		run:  domainsUpdate},
 	{name: "send", synopsis: "--from F --to T --subject S (--text T | --html H | --template NAME [--var K=V]…)",

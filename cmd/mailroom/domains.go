@@ -113,8 +113,8 @@ func domainsUpdate(ctx context.Context, c *command, args []string, stdout, stder
 	account := fs.String("account", "", "the `NAME` of the account the domain belongs to (required)")
 	pool := fs.String("ip-pool", "", "the `POOL` the domain's mail leaves from, a NAME of serve's --ip-pool; \"\" for the default pool")
 	tlsMode := fs.String("tls", "", "the domain's TLS `MODE`: opportunistic (the default: STARTTLS when offered) or enforced (verified TLS on every delivery)")
-	openTracking := fs.String("open-tracking", "", "`on` or off: track opens of the domain's sends accepted from now on (docs/api.md \"Engagement tracking\"; off by default)")
-	clickTracking := fs.String("click-tracking", "", "`on` or off: send the links of the domain's sends accepted from now on through the service, to count clicks (off by default)")
+	openTracking := fs.String("open-tracking", "", "track opens (`on|off`) of the domain's sends accepted from now on (docs/api.md \"Engagement tracking\"; off by default)")
+	clickTracking := fs.String("click-tracking", "", "send the links of the domain's sends accepted from now on through the service (`on|off`), to count clicks (off by default)")
 	rest, err := c.parse(fs, args, stdout)
 	if err != nil {
 		return err
