@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/mailroom/mailroom"
 	"github.com/mailroom/mailroom/apitest"
@@ -86,6 +87,24 @@ func TestDashboardReceived(t *testing.T) {
 	}
 	if sb := evalJS[string](b, `document.querySelector("iframe#html-preview").getAttribute("sandbox")`); strings.Contains(sb, "allow-scripts") || strings.Contains(sb, "allow-same-origin") {
 		b.errorf("the preview's sandbox is %q", sb)
+	}
+
+	// The content's tabs follow the keyboard (WAI-ARIA tabs): the arrows
+	// move to the next or previous tab, round the ends, Home and End to
+	// the first and last; the tab moved to is focused, selected and its
+	// panel alone shown.
+	b.do("focusing the HTML tab", chromedp.Focus("#tab-html"))
+	for _, k := range []struct{ name, key, want string }{
+		{"ArrowRight", kb.ArrowRight, "text"}, {"End", kb.End, "raw"}, {"ArrowRight", kb.ArrowRight, "html"},
+		{"ArrowLeft", kb.ArrowLeft, "raw"}, {"Home", kb.Home, "html"},
+	} {
+		b.do("pressing a key on the tabs", chromedp.KeyEvent(k.key))
+		got := evalJS[string](b, `(() => { const a = document.activeElement;
+			const shown = [...document.querySelectorAll('[role="tabpanel"]')].filter((p) => !p.hidden).map((p) => p.id);
+			return a.id + " " + a.getAttribute("aria-selected") + " " + shown.join(","); })()`)
+		if want := "tab-" + k.want + " true panel-" + k.want; got != want {
+			b.errorf("after %s on the tabs: %q, want %q", k.name, got, want)
+		}
 	}
 
 	// The attachment is saved, not shown: a Blob of octet-stream under

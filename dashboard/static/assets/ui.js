@@ -197,3 +197,38 @@ export async function turnPage(region, load, focusSelector, signal) {
 export function dl(pairs) {
   return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v, wide]) => h('div', { class: wide ? 'fact-wide' : undefined }, h('dt', {}, k), h('dd', {}, v))));
 }
+
+/**
+ * tabs shows panels one at a time under a row of tabs, as the WAI-ARIA
+ * Authoring Practices' tabs pattern has it: the first is shown, a click
+ * selects one, and the arrow keys, Home and End move between them. Each
+ * entry is {name, label, body}; its tab is #tab-NAME, its panel #panel-NAME.
+ */
+export function tabs(label, entries) {
+  const list = entries.filter(Boolean);
+  const tabButtons = list.map(({ name, label: text }, i) => h('button', {
+    type: 'button', role: 'tab', id: `tab-${name}`, 'aria-controls': `panel-${name}`,
+    'aria-selected': i === 0 ? 'true' : 'false', tabindex: i === 0 ? '0' : '-1',
+  }, text));
+  const panels = list.map(({ name, body }, i) => h('div', {
+    role: 'tabpanel', id: `panel-${name}`, 'aria-labelledby': `tab-${name}`, tabindex: '0', hidden: i !== 0,
+  }, body));
+  const select = (i, focus) => {
+    tabButtons.forEach((t, j) => {
+      t.setAttribute('aria-selected', String(i === j));
+      t.tabIndex = i === j ? 0 : -1;
+      panels[j].hidden = i !== j;
+    });
+    if (focus) tabButtons[i].focus();
+  };
+  tabButtons.forEach((t, i) => {
+    t.addEventListener('click', () => select(i, false));
+    t.addEventListener('keydown', (ev) => {
+      const n = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabButtons.length - 1 }[ev.key];
+      if (n === undefined) return;
+      ev.preventDefault();
+      select((n + tabButtons.length) % tabButtons.length, true);
+    });
+  });
+  return h('div', {}, h('div', { class: 'tabs', role: 'tablist', 'aria-label': label }, tabButtons), panels);
+}

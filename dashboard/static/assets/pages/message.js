@@ -6,10 +6,11 @@
 // text part and the signed source.
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, time } from '../ui.js';
+import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, tabs, time } from '../ui.js';
 import { bytes, when } from '../format.js';
 import { parseMessage } from '../mime.js';
-import { previewDocument, untracked, withoutRemote } from '../preview.js';
+import { untracked } from '../preview.js';
+import { htmlPanel } from '../htmlpanel.js';
 
 const sourceLimit = 512 * 1024;
 
@@ -273,78 +274,30 @@ function engagement(type, d) {
 }
 
 function contentTabs(parsed, size, id, tracked) {
-  const panels = [];
-  const tabs = [];
-  const add = (name, label, body) => {
-    const tab = h('button', {
-      type: 'button', role: 'tab', id: `tab-${name}`, 'aria-controls': `panel-${name}`,
-      'aria-selected': panels.length === 0 ? 'true' : 'false', tabindex: panels.length === 0 ? '0' : '-1',
-    }, label);
-    const panel = h('div', { role: 'tabpanel', id: `panel-${name}`, 'aria-labelledby': `tab-${name}`, tabindex: '0', hidden: panels.length !== 0 }, body);
-    tabs.push(tab);
-    panels.push(panel);
-  };
-
-  if (parsed.html !== null) {
-    let remote = false;
-    const frame = h('iframe', {
-      id: 'html-preview', class: 'preview', title: 'The message’s html, as a mail client shows it',
-      sandbox: 'allow-popups allow-popups-to-escape-sandbox', referrerpolicy: 'no-referrer',
-      srcdoc: previewDocument(parsed.html, false),
-    });
-    const hasRemote = withoutRemote(parsed.html).count > 0;
-    const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
-    const blocked = 'Remote images are blocked so that opening this page tells no sender you looked.';
-    const note = h('span', {}, hasRemote ? blocked : 'Scripts in mail never run here.');
-    toggle.addEventListener('click', () => {
-      remote = !remote;
-      frame.srcdoc = previewDocument(parsed.html, remote);
-      toggle.textContent = remote ? 'Block remote images' : 'Load remote images';
-      note.textContent = remote ? 'Remote images are loaded: their senders can tell that this message was opened.' : blocked;
-    });
-    add('html', 'HTML', [
-      h('div', { class: 'preview-bar' },
-        note,
-        toggle),
-      frame]);
-  }
-  add('text', 'Text', parsed.text !== null
-    ? h('pre', { class: 'text-part', id: 'text-part' }, parsed.text)
-    : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'));
   const shown = parsed.source.length > sourceLimit ? parsed.source.slice(0, sourceLimit) : parsed.source;
   const download = h('a', { class: 'btn btn-secondary btn-small', download: `${id}.eml`, href: URL.createObjectURL(new Blob([parsed.source], { type: 'message/rfc822' })) }, 'Download .eml');
-  add('raw', 'Raw source', [
-    h('div', { class: 'preview-bar' },
-      h('span', {}, `The exact signed bytes that were (or will be) sent · ${bytes(size)}`,
-        shown.length < parsed.source.length ? ` · showing the first ${bytes(sourceLimit)}` : '',
-        tracked ? ' · the first recipient’s copy: opening its pixel or links, here or in a mail program, counts as theirs' : ''),
-      download),
-    h('pre', { class: 'source', id: 'raw-source' }, shown)]);
-  if (parsed.attachments.length) {
-    add('attachments', `Attachments (${parsed.attachments.length})`, table([
-      { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },
-      { label: 'Type', cell: (a) => h('code', {}, a.type) },
-      { label: 'Size', cell: (a) => bytes(a.size) },
-    ], parsed.attachments));
-  }
-
-  const select = (i, focus) => {
-    tabs.forEach((t, j) => {
-      t.setAttribute('aria-selected', String(i === j));
-      t.tabIndex = i === j ? 0 : -1;
-      panels[j].hidden = i !== j;
-    });
-    if (focus) tabs[i].focus();
-  };
-  tabs.forEach((t, i) => {
-    t.addEventListener('click', () => select(i, false));
-    // Arrow keys move between tabs (WAI-ARIA Authoring Practices, tabs).
-    t.addEventListener('keydown', (ev) => {
-      const n = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[ev.key];
-      if (n === undefined) return;
-      ev.preventDefault();
-      select((n + tabs.length) % tabs.length, true);
-    });
-  });
-  return h('div', {}, h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Message content' }, tabs), panels);
+  return tabs('Message content', [
+    parsed.html !== null ? { name: 'html', label: 'HTML', body: htmlPanel(parsed.html) } : null,
+    {
+      name: 'text', label: 'Text', body: parsed.text !== null
+        ? h('pre', { class: 'text-part', id: 'text-part' }, parsed.text)
+        : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'),
+    },
+    {
+      name: 'raw', label: 'Raw source', body: [
+        h('div', { class: 'preview-bar' },
+          h('span', {}, `The exact signed bytes that were (or will be) sent · ${bytes(size)}`,
+            shown.length < parsed.source.length ? ` · showing the first ${bytes(sourceLimit)}` : '',
+            tracked ? ' · the first recipient’s copy: opening its pixel or links, here or in a mail program, counts as theirs' : ''),
+          download),
+        h('pre', { class: 'source', id: 'raw-source' }, shown)],
+    },
+    parsed.attachments.length ? {
+      name: 'attachments', label: `Attachments (${parsed.attachments.length})`, body: table([
+        { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },
+        { label: 'Type', cell: (a) => h('code', {}, a.type) },
+        { label: 'Size', cell: (a) => bytes(a.size) },
+      ], parsed.attachments),
+    } : null,
+  ]);
 }

@@ -5,9 +5,9 @@
 // downloads (never opened in a page).
 import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
-import { copyButton, dl, errorBox, pageHeader, table, toast } from '../ui.js';
+import { copyButton, dl, errorBox, pageHeader, table, tabs, toast } from '../ui.js';
 import { bytes, when } from '../format.js';
-import { previewDocument, withoutRemote } from '../preview.js';
+import { htmlPanel } from '../htmlpanel.js';
 import { verdictBadge } from './verdicts.js';
 
 const sourceLimit = 512 * 1024;
@@ -79,75 +79,29 @@ function checks(a) {
 }
 
 function contentTabs(m, source, ctx) {
-  const panels = [];
-  const tabs = [];
-  const add = (name, label, body) => {
-    const tab = h('button', {
-      type: 'button', role: 'tab', id: `tab-${name}`, 'aria-controls': `panel-${name}`,
-      'aria-selected': panels.length === 0 ? 'true' : 'false', tabindex: panels.length === 0 ? '0' : '-1',
-    }, label);
-    const panel = h('div', { role: 'tabpanel', id: `panel-${name}`, 'aria-labelledby': `tab-${name}`, tabindex: '0', hidden: panels.length !== 0 }, body);
-    tabs.push(tab);
-    panels.push(panel);
-  };
-
-  if (m.html !== null) {
-    // The frame of sent mail (preview.js): sandboxed, no script, remote
-    // images only on request, and nothing that addresses the dashboard.
-    let remote = false;
-    const frame = h('iframe', {
-      id: 'html-preview', class: 'preview', title: 'The message’s html, as a mail client shows it',
-      sandbox: 'allow-popups allow-popups-to-escape-sandbox', referrerpolicy: 'no-referrer',
-      srcdoc: previewDocument(m.html, false),
-    });
-    const hasRemote = withoutRemote(m.html).count > 0;
-    const toggle = h('button', { type: 'button', class: 'btn btn-secondary btn-small', hidden: !hasRemote }, 'Load remote images');
-    const blocked = 'Remote images are blocked so that opening this page tells no sender you looked.';
-    const note = h('span', {}, hasRemote ? blocked : 'Scripts in mail never run here.');
-    toggle.addEventListener('click', () => {
-      remote = !remote;
-      frame.srcdoc = previewDocument(m.html, remote);
-      toggle.textContent = remote ? 'Block remote images' : 'Load remote images';
-      note.textContent = remote ? 'Remote images are loaded: their senders can tell that this message was opened.' : blocked;
-    });
-    add('html', 'HTML', [h('div', { class: 'preview-bar' }, note, toggle), frame]);
-  }
-  add('text', 'Text', m.text !== null
-    ? h('pre', { class: 'text-part', id: 'text-part' }, m.text)
-    : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'));
-  if (m.attachments.length) {
-    add('attachments', `Attachments (${m.attachments.length})`, table([
-      { label: 'File', class: 'wrap-anywhere', cell: (a) => a.filename || h('span', { class: 'muted' }, '(no name)') },
-      { label: 'Type', cell: (a) => h('code', {}, a.contentType) },
-      { label: 'Size', cell: (a) => bytes(a.size) },
-      { label: '', cell: (a) => downloadButton(m.id, a, ctx) },
-    ], m.attachments, { id: 'attachments' }));
-  }
-  add('headers', 'Header fields', table([
-    { label: 'Field', class: 'nowrap', cell: (f) => h('code', {}, f.name) },
-    { label: 'Value', class: 'wrap-anywhere', cell: (f) => f.value },
-  ], m.headers, { id: 'headers', empty: 'No header fields could be read.' }));
-  add('raw', 'Raw source', source);
-
-  const select = (i, focus) => {
-    tabs.forEach((t, j) => {
-      t.setAttribute('aria-selected', String(i === j));
-      t.tabIndex = i === j ? 0 : -1;
-      panels[j].hidden = i !== j;
-    });
-    if (focus) tabs[i].focus();
-  };
-  tabs.forEach((t, i) => {
-    t.addEventListener('click', () => select(i, false));
-    // Arrow keys move between tabs (WAI-ARIA Authoring Practices, tabs).
-    t.addEventListener('keydown', (ev) => {
-      const n = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[ev.key];
-      if (n === undefined) return;
-      ev.preventDefault();
-      select((n + tabs.length) % tabs.length, true);
-    });
-  });
-  return h('div', {}, h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Message content' }, tabs), panels);
+  return tabs('Message content', [
+    m.html !== null ? { name: 'html', label: 'HTML', body: htmlPanel(m.html) } : null,
+    {
+      name: 'text', label: 'Text', body: m.text !== null
+        ? h('pre', { class: 'text-part', id: 'text-part' }, m.text)
+        : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'),
+    },
+    m.attachments.length ? {
+      name: 'attachments', label: `Attachments (${m.attachments.length})`, body: table([
+        { label: 'File', class: 'wrap-anywhere', cell: (a) => a.filename || h('span', { class: 'muted' }, '(no name)') },
+        { label: 'Type', cell: (a) => h('code', {}, a.contentType) },
+        { label: 'Size', cell: (a) => bytes(a.size) },
+        { label: '', cell: (a) => downloadButton(m.id, a, ctx) },
+      ], m.attachments, { id: 'attachments' }),
+    } : null,
+    {
+      name: 'headers', label: 'Header fields', body: table([
+        { label: 'Field', class: 'nowrap', cell: (f) => h('code', {}, f.name) },
+        { label: 'Value', class: 'wrap-anywhere', cell: (f) => f.value },
+      ], m.headers, { id: 'headers', empty: 'No header fields could be read.' }),
+    },
+    { name: 'raw', label: 'Raw source', body: source },
+  ]);
 }
 
 /**
