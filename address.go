@@ -159,7 +159,7 @@ func CanonicalAddrSpec(addrSpec string) (string, string) {
 			return "", fmt.Sprintf(`%q has non-ASCII characters before the "@"; such addresses need SMTPUTF8, which is not supported (internationalised domains after the "@" are fine)`, Excerpt(addrSpec, MaxQuoted))
 		}
 	}
-	local = quoteLocalPart(local)
+	local = QuoteLocalPart(local)
 	if strings.ContainsAny(local, "<>") {
 		// RFC 5321 §4.1.2 allows them quoted, but they close the path
 		// <local@domain> in MAIL and RCPT, and few servers parse them.
@@ -179,10 +179,10 @@ func CanonicalAddrSpec(addrSpec string) (string, string) {
 	return addr, ""
 }
 
-// quoteLocalPart returns local as a dot-atom when it is one, else as a
+// QuoteLocalPart returns local as a dot-atom when it is one, else as a
 // quoted string (RFC 5321 §4.1.2), so that `"john"@x` and `john@x` are one
 // address and `"john doe"@x` survives into RCPT TO.
-func quoteLocalPart(local string) string {
+func QuoteLocalPart(local string) string {
 	if isDotAtom(local) {
 		return local
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,14 +100,28 @@ func TestSMTPSubmission(t *testing.T) {
 			t.Fatalf("the log has no %s: %d %s", id, r.Status, r.Body)
 		}
 
-		// Implicit TLS on the second port.
+		// Implicit TLS on the second port, to an address whose local part
+		// must be quoted (RFC 5321 §4.1.2): it keeps its quotes into the
+		// log and the RCPT TO that delivers it (the sink, go-smtp, hands
+		// its recipients on unquoted, and would refuse the path unquoted).
 		c2, err := gosmtp.DialTLS(implicit, tlsConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c2.Close()
-		if _, err := submit(c2, key, "orders@shop.example", []string{"ann@example.net"}, "From: orders@shop.example\nTo: ann@example.net\nSubject: Again\n\nHi\n"); err != nil {
-			t.Fatalf("implicit TLS: %v", err)
+		text, err = submit(c2, key, "orders@shop.example", []string{`"ann smith"@example.net`},
+			"From: orders@shop.example\nTo: \"ann smith\"@example.net\nSubject: Again\n\nHi\n")
+		if err != nil {
+			t.Fatalf("implicit TLS, a quoted local part: %v", err)
+		}
+		id = strings.TrimPrefix(text, "2.0.0 queued as ")
+		if got := w.mx.WaitMessages(t, 2, 30*time.Second)[1]; len(got.Rcpts) != 1 || got.Rcpts[0] != "ann smith@example.net" {
+			t.Errorf("delivered to %q, want the quoted local part the sink reads as ann smith", got.Rcpts)
+		}
+		var logged struct{ Recipients []struct{ Address string } }
+		if r := node.client.Do(apitest.Request{Method: "GET", Path: "/v1/messages/" + id, Key: key}); r.Status != 200 || json.Unmarshal(r.Body, &logged) != nil ||
+			len(logged.Recipients) != 1 || logged.Recipients[0].Address != `"ann smith"@example.net` {
+			t.Errorf("the log's recipients of %s: %d %s, want \"ann smith\"@example.net", id, r.Status, r.Body)
 		}
 
 		// Refusals.

@@ -93,14 +93,15 @@ func smtpCode(err error) int {
 	return 0
 }
 
-// Every address of a receiving domain is taken (+tags as given); a
-// message to several of them is handed over once, with its bytes as
-// sent and the envelope; another domain is refused at RCPT.
+// Every address of a receiving domain is taken (+tags as given, a quoted
+// local part with its quotes); a message to several of them is handed
+// over once, with its bytes as sent and the envelope; another domain is
+// refused at RCPT.
 func TestReceivingDomainTakesAnyAddressOnce(t *testing.T) {
 	ts, rc := startReceivingServer(t, 0)
 	c := dial(t, ts.addr)
 	msg := []byte("From: a@sender.test\r\nTo: support@inbox.example.com\r\nSubject: hi\r\n\r\nhello\r\n")
-	to := []string{"support+ticket-7@inbox.example.com", "Anyone@INBOX.example.com"}
+	to := []string{"support+ticket-7@inbox.example.com", "Anyone@INBOX.example.com", `"first last"@inbox.example.com`}
 	if err := sendFrom(c, "a@sender.test", to, msg); err != nil {
 		t.Fatalf("sending to a receiving domain: %v", err)
 	}

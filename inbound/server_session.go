@@ -76,6 +76,7 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 // those the Receiver accepts (every address of a receiving domain, +tags
 // kept as they are), and refuses all others: the server is never a relay.
 func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
+	to = smtpserver.PathAddress(to)
 	s, base := x.s, x.Server
 	ctx, cancel := base.HandlerContext()
 	defer cancel()

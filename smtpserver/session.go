@@ -77,7 +77,8 @@ func (x *Session[A]) endData() {
 	}
 }
 
-// Open opens a transaction at MAIL from from, tied to auth. go-smtp lets
+// Open opens a transaction at MAIL from from (its quotes put back:
+// PathAddress), tied to auth. go-smtp lets
 // MAIL follow MAIL and keeps the first's recipients; RFC 5321 §4.1.1.2
 // wants RSET in between, so a transaction open already is answered
 // ErrNestedMail.
@@ -88,7 +89,7 @@ func (x *Session[A]) Open(from string, auth A) error {
 	if x.Tx.Open {
 		return ErrNestedMail
 	}
-	x.Tx = Transaction[A]{Open: true, From: from, Helo: x.Conn.Hostname(), TLS: tls, Conn: x.Conn.Conn(), Auth: auth}
+	x.Tx = Transaction[A]{Open: true, From: PathAddress(from), Helo: x.Conn.Hostname(), TLS: tls, Conn: x.Conn.Conn(), Auth: auth}
 	return nil
 }
 

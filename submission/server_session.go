@@ -140,6 +140,7 @@ func (x *session) Mail(from string, opts *gosmtp.MailOptions) error {
 // POST /v1/send. go-smtp refuses the one beyond MaxRecipients with 452
 // 4.5.3.
 func (x *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
+	to = smtpserver.PathAddress(to)
 	x.Mu.Lock()
 	defer x.Mu.Unlock()
 	if !x.Tx.Open {
