@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -172,6 +173,23 @@ func TestTrackingAsAUserSeesIt(t *testing.T) {
 			if len(ids) != 1 || ids[0] != want {
 				t.Errorf("?event=%s lists %q, want only %s", filter, ids, want)
 			}
+		}
+
+		// The command line shows them too: the recipients' opens and
+		// clicks, the links' clicks, and the log's filter.
+		u, _ := url.Parse(node.base)
+		env := []string{"MAILROOM_API_KEY=" + key, "MAILROOM_URL=https://localhost:" + u.Port(),
+			"MAILROOM_CACERT=" + filepath.Join(node.dataDir, "tls", "cert.pem")}
+		shown := cli(t, t.TempDir(), env, "messages", "get", tracked)
+		for _, want := range []string{`(?m)^Tracking\s+opens, clicks$`, `(?m)^  CLICKS\s+URL$`, `(?m)^  1\s+` + regexp.QuoteMeta(booksLink) + `$`,
+			`(?m)^  \S+\s+email\.clicked\s+ann@example\.net\s+` + regexp.QuoteMeta(booksLink) + ` \(127\.0\.0\.0 Mozilla`,
+			`(?m)^  \S+\s+email\.clicked\s+ann@example\.net\s+https://shop\.example/orders/42\S* machine \(127\.0\.0\.0 Mozilla/5\.0\)$`} {
+			if !regexp.MustCompile(want).MatchString(shown) {
+				t.Errorf("messages get lacks %s:\n%s", want, shown)
+			}
+		}
+		if listed := cli(t, t.TempDir(), env, "messages", "list", "--event", "clicked"); !strings.Contains(listed, tracked) || strings.Count(listed, "\n") != 2 {
+			t.Errorf("messages list --event clicked:\n%s\nwant the header and %s alone", listed, tracked)
 		}
 
 		// A send that turns tracking off is untouched, signed once for

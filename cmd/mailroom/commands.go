@@ -94,8 +94,8 @@ var commands = []*command{
 	{name: "messages get", synopsis: "ID", summary: "show a message, its recipients and timeline",
 		about: "Shows a message of the email log (GET /v1/messages/ID): its fields, each recipient's state with its\n" +
 			"next attempt, the site its last attempt went to, why it was last deferred and its last SMTP reply, and\n" +
-			"the timeline (times in UTC). --json prints the API's JSON. The key, --url and the certificate are as\n" +
-			"for send.",
+			"the timeline (times in UTC). A tracked message also shows each recipient's opens and clicks and its\n" +
+			"links' clicks. --json prints the API's JSON. The key, --url and the certificate are as for send.",
 		args: []operand{{"ID", "the message's id, msg_…, as send and messages list print it"}},
 		run:  messagesGet},
 	{name: "messages raw", synopsis: "ID", summary: "print a message's signed bytes",

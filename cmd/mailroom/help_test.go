@@ -76,7 +76,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{"domains update", []string{"DOMAIN"}, append([]string{"account", "ip-pool", "tls", "open-tracking", "click-tracking"}, storage...)},
 		{"send", nil, append([]string{"attach", "bcc", "category", "cc", "from", "html", "html-file", "idempotency-key", "json",
 			"reply-to", "subject", "tag", "template", "text", "text-file", "to", "var", "vars-file"}, apiFlagNames...)},
-		{"messages list", nil, append([]string{"all", "category", "cursor", "from", "json", "limit", "since", "status", "tag",
+		{"messages list", nil, append([]string{"all", "category", "cursor", "event", "from", "json", "limit", "since", "status", "tag",
 			"template", "to", "until"}, apiFlagNames...)},
 		{"messages get", []string{"ID"}, append([]string{"json"}, apiFlagNames...)},
 		{"messages raw", []string{"ID"}, apiFlagNames},

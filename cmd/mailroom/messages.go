@@ -32,6 +32,7 @@ func messagesList(ctx context.Context, c *command, args []string, stdout, stderr
 	template := fs.String("template", "", "only messages rendered from the template of this `NAME` (or tpl_… id)")
 	since := fs.String("since", "", "only messages created at or after `TIME`: RFC 3339, a date (UTC), or a duration ago (90m, 24h, 7d)")
 	until := fs.String("until", "", "only messages created before `TIME`, written as for --since")
+	event := fs.String("event", "", "only messages some recipient of which opened or clicked (`opened|clicked`; docs/api.md \"Engagement tracking\")")
 	limit := fs.Int("limit", 20, "messages per page, `N` from 1 to 100 (with --all, per request)")
 	cursor := fs.String("cursor", "", "the page after the one that ended at this `CURSOR` (with the same filters)")
 	all := fs.Bool("all", false, "every message that matches, page after page")
@@ -44,7 +45,7 @@ func messagesList(ctx context.Context, c *command, args []string, stdout, stderr
 		return usageError{fmt.Sprintf("messages list takes no arguments, got %q", rest)}
 	}
 	opts := &client.MessageListOptions{Status: client.MessageStatus(*status), To: *to, From: *from, Tags: tags,
-		Category: client.Category(*category), Template: *template, Limit: *limit, Cursor: *cursor}
+		Category: client.Category(*category), Template: *template, Engagement: client.Engagement(*event), Limit: *limit, Cursor: *cursor}
 	if *status != "" && !slices.Contains(api.MessageStatuses(), opts.Status) {
 		return usageError{fmt.Sprintf("--status %q is none of %s", *status, joinStatuses())}
 	}
@@ -52,6 +53,11 @@ func messagesList(ctx context.Context, c *command, args []string, stdout, stderr
 	case "", client.CategoryTransactional, client.CategoryMarketing:
 	default:
 		return usageError{fmt.Sprintf("--category is transactional or marketing, not %q", *category)}
+	}
+	switch opts.Engagement {
+	case "", client.EngagementOpened, client.EngagementClicked:
+	default:
+		return usageError{fmt.Sprintf("--event is opened or clicked, not %q", *event)}
 	}
 	if *limit < 1 || *limit > 100 {
 		return usageError{fmt.Sprintf("--limit is 1 to 100, not %d", *limit)}
@@ -182,6 +188,7 @@ func printMessage(w io.Writer, m *client.Message) {
 	field("Reply-To", clean(strings.Join(m.ReplyTo, ", ")))
 	field("Subject", clean(m.Subject))
 	field("Category", clean(string(m.Category)))
+	field("Tracking", trackedFor(m.Tracking))
 	if m.RequireTLS {
 		// RFC 8689: shown only when asked for, as the other optional lines.
 		field("Require TLS", "yes (REQUIRETLS: verified TLS to an MX its MTA-STS policy names, or a 5.7.30 bounce)")
@@ -205,7 +212,13 @@ func printMessage(w io.Writer, m *client.Message) {
 	// The site is where the last attempt went (docs/api.md "How mail
 	// leaves"); the last deferral says why the recipient waited last, and
 	// stays once it is delivered.
-	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT\tSITE\tLAST DEFERRAL\tTLS\tLAST REPLY")
+	// A tracked message's recipients show their opens and clicks.
+	tracked := m.Tracking.Opens || m.Tracking.Clicks
+	engagementHead := ""
+	if tracked {
+		engagementHead = "OPENS\tCLICKS\t"
+	}
+	fmt.Fprintln(tw, "  ADDRESS\tSTATUS\tATTEMPTS\tLAST ATTEMPT\tNEXT ATTEMPT\tSITE\tLAST DEFERRAL\tTLS\t"+engagementHead+"LAST REPLY")
 	for _, r := range m.Recipients {
 		last, next := "-", "-"
 		if r.LastAttemptAt != nil {
@@ -221,10 +234,15 @@ func printMessage(w io.Writer, m *client.Message) {
 		if r.Unencrypted {
 			reply += " unencrypted"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last, next,
-			orDash(clean(deref(r.Site))), orDash(clean(string(deref(r.LastDeferralReason)))), recipientTLS(r), strings.TrimSpace(clean(reply)))
+		engagement := ""
+		if tracked {
+			engagement = fmt.Sprintf("%d\t%d\t", r.Opens, r.Clicks)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", clean(r.Address), clean(string(r.Status)), r.Attempts, last, next,
+			orDash(clean(deref(r.Site))), orDash(clean(string(deref(r.LastDeferralReason)))), recipientTLS(r), engagement, strings.TrimSpace(clean(reply)))
 	}
 	tw.Flush()
+	printLinks(w, m.Links)
 
 	fmt.Fprintln(w, "\nTimeline:")
 	tw = newTable(w)
@@ -236,6 +254,9 @@ func printMessage(w io.Writer, m *client.Message) {
 			}
 			if d.Reason != "" {
 				note = strings.TrimSpace(note + " (" + string(d.Reason) + ")")
+			}
+			if e.Type == api.EventEmailOpened || e.Type == api.EventEmailClicked {
+				note = engagementNote(d)
 			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", utc(e.CreatedAt), clean(string(e.Type)), clean(e.Recipient), clean(note))

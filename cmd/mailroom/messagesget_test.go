@@ -41,3 +41,39 @@ func TestMessagesGetShowsSiteAndDeferral(t *testing.T) {
 		}
 	}
 }
+
+// messages get shows a tracked message's engagement: what it is tracked
+// for, each recipient's opens and clicks, the links with their clicks, and
+// on the timeline each click's link, whether it looked automated, and the
+// client; messages list takes --event.
+func TestMessagesGetShowsEngagement(t *testing.T) {
+	base := fakeAPI(t, 200, `{"id":"msg_1","status":"delivered","from":"orders@shop.example","to":["ann@example.net"],
+		"cc":[],"bcc":[],"replyTo":[],"subject":"Hi","category":"transactional","tags":{},"template":null,"idempotencyKey":null,
+		"createdAt":"2026-11-22T10:00:00Z","scheduledAt":null,"requireTls":false,"tracking":{"opens":true,"clicks":true},
+		"links":[{"url":"https://shop.example/orders/42?ref=mail#top","clicks":2},{"url":"https://shop.example/help","clicks":0}],
+		"recipients":[{"address":"ann@example.net","status":"delivered","attempts":1,"lastAttemptAt":"2026-11-22T10:00:01Z","nextAttemptAt":null,
+		 "smtpCode":250,"smtpResponse":"250 ok","mx":"mx.example.net","unencrypted":false,"site":"mx.example.net","lastDeferralReason":null,
+		 "tls":null,"opens":3,"clicks":2}],
+		"events":[{"id":"evt_1","type":"email.clicked","createdAt":"2026-11-22T10:00:05Z","recipient":"ann@example.net",
+		 "detail":{"messageId":"msg_1","recipient":"ann@example.net","from":"orders@shop.example","subject":"Hi","tags":{},"attempt":1,
+		 "url":"https://shop.example/orders/42?ref=mail#top","userAgent":"Mozilla/5.0 (compatible; BingPreview)","ip":"203.0.113.0","machine":true}}]}`)
+	code, out, errOut := runCLI("messages", "get", "msg_1", "--url", base, "--key", "k", "--retries", "0")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	for _, want := range []string{
+		`(?m)^Tracking\s+opens, clicks$`,
+		`(?m)^  ADDRESS\s+STATUS\s+ATTEMPTS\s+LAST ATTEMPT\s+NEXT ATTEMPT\s+SITE\s+LAST DEFERRAL\s+TLS\s+OPENS\s+CLICKS\s+LAST REPLY$`,
+		`(?m)^  ann@example\.net\s+delivered\s+1\s+\S+\s+-\s+mx\.example\.net\s+-\s+-\s+3\s+2\s+250 ok \(mx\.example\.net\)$`,
+		`(?m)^Links:\n  CLICKS\s+URL\n  2\s+https://shop\.example/orders/42\?ref=mail#top\n  0\s+https://shop\.example/help$`,
+		`(?m)^  2026-11-22T10:00:05Z\s+email\.clicked\s+ann@example\.net\s+https://shop\.example/orders/42\?ref=mail#top machine \(203\.0\.113\.0 Mozilla/5\.0 \(compatible; BingPreview\)\)$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("messages get lacks %s:\n%s", want, out)
+		}
+	}
+
+	if code, _, errOut := runCLI("messages", "list", "--event", "bounced", "--url", base, "--key", "k"); code != 2 || !regexp.MustCompile(`--event is opened or clicked`).MatchString(errOut) {
+		t.Errorf("--event bounced: exit %d, stderr %s", code, errOut)
+	}
+}
