@@ -71,3 +71,31 @@ func TestClickLooksAutomated(t *testing.T) {
 		}
 	}
 }
+
+// The first open writes an event, and so does a reader's first open after
+// automated ones; later opens do not. Clicks do up to MaxClickEvents.
+func TestEngagementCountsWritesEvent(t *testing.T) {
+	open := func(machine bool) *mailroom.EngagementHit {
+		return &mailroom.EngagementHit{Type: mailroom.EventEmailOpened, Machine: machine}
+	}
+	click := &mailroom.EngagementHit{Type: mailroom.EventEmailClicked}
+	for _, c := range []struct {
+		name   string
+		counts mailroom.EngagementCounts
+		hit    *mailroom.EngagementHit
+		want   bool
+	}{
+		{"a reader's first open", mailroom.EngagementCounts{Opens: 1, ReaderOpens: 1}, open(false), true},
+		{"a machine's first open", mailroom.EngagementCounts{Opens: 1}, open(true), true},
+		{"a machine's second open", mailroom.EngagementCounts{Opens: 2}, open(true), false},
+		{"a reader's first open after a machine's", mailroom.EngagementCounts{Opens: 3, ReaderOpens: 1}, open(false), true},
+		{"a reader's second open", mailroom.EngagementCounts{Opens: 4, ReaderOpens: 2}, open(false), false},
+		{"a machine's open after a reader's", mailroom.EngagementCounts{Opens: 2, ReaderOpens: 1}, open(true), false},
+		{"the last click with an event", mailroom.EngagementCounts{Clicks: mailroom.MaxClickEvents}, click, true},
+		{"a click past them", mailroom.EngagementCounts{Clicks: mailroom.MaxClickEvents + 1}, click, false},
+	} {
+		if got := c.counts.WritesEvent(c.hit); got != c.want {
+			t.Errorf("%s (%+v): writes an event %v, want %v", c.name, c.counts, got, c.want)
+		}
+	}
+}

@@ -94,9 +94,10 @@ func (s *Store) trackedLinks(ctx context.Context, tx *sql.Tx, messageID string) 
 // The recipient's counts are raised by one UPDATE that returns the counts
 // it made: of two first opens at once, the second waits for the first's
 // row lock and then counts 2, so exactly one of them counts 1 and writes
-// email.opened, whatever the engine (mailroom.EngagementCounts). The event goes through insertEvent,
-// the path of every email event, so that it reaches the timeline,
-// ListEvents and the webhook outbox in the same commit as the count.
+// email.opened, whatever the engine (mailroom.EngagementCounts). The event
+// goes through insertEvent, the path of every email event, so that it
+// reaches the timeline, ListEvents and the webhook outbox in the same
+// commit as the count.
 func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHit) (*mailroom.Event, error) {
 	column, flag := "", ""
 	switch hit.Type {
