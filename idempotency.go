@@ -150,7 +150,8 @@ func (r *SendRequest) canonical() map[string]any {
 	// requireTls existed are unchanged.
 	put("requireTls", true, r.RequireTLS)
 	// Absent when not given, for the same reason; each of its fields only
-	// when given, since a field left out follows the domain.
+	// when given, since a field left out (or null) follows the domain, and
+	// so absent too when it gives none: {} means what no tracking means.
 	if t := r.Tracking; t != nil {
 		o := map[string]bool{}
 		if t.Opens != nil {
@@ -159,7 +160,7 @@ func (r *SendRequest) canonical() map[string]any {
 		if t.Clicks != nil {
 			o["clicks"] = *t.Clicks
 		}
-		m["tracking"] = o
+		put("tracking", o, len(o) > 0)
 	}
 	if len(r.Attachments) > 0 {
 		list := make([]map[string]string, len(r.Attachments))

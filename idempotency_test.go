@@ -85,6 +85,10 @@ func TestIdempotencyDigestSameRequest(t *testing.T) {
 		"another idempotency key":  strings.Replace(idempotencyBase, `"key-1"`, `"key-2"`, 1),
 		"idempotency key left out": strings.Replace(idempotencyBase, `, "idempotencyKey": "key-1"`, "", 1),
 		"whitespace":               strings.Join(strings.Fields(idempotencyBase), " "),
+		// A tracking that sets nothing follows the domain, as none does.
+		"tracking null":        strings.Replace(idempotencyBase, `"subject"`, `"tracking": null, "subject"`, 1),
+		"tracking empty":       strings.Replace(idempotencyBase, `"subject"`, `"tracking": {}, "subject"`, 1),
+		"tracking fields null": strings.Replace(idempotencyBase, `"subject"`, `"tracking": {"opens": null, "clicks": null}, "subject"`, 1),
 	} {
 		if got := decodeSend(t, body).Digest(); !bytes.Equal(got, base) {
 			t.Errorf("%s: digest %x, want %x", name, got, base)
@@ -117,6 +121,9 @@ func TestIdempotencyDigestChangedRequest(t *testing.T) {
 		{"scheduledAt", `"subject"`, `"scheduledAt": "2026-11-23T00:00:00Z", "subject"`},
 		{"template", `"subject"`, `"template": "x", "subject"`},
 		{"variables", `"subject"`, `"variables": {"n": 1}, "subject"`},
+		{"tracking opens off", `"subject"`, `"tracking": {"opens": false}, "subject"`},
+		{"tracking opens on", `"subject"`, `"tracking": {"opens": true}, "subject"`},
+		{"tracking clicks off", `"subject"`, `"tracking": {"clicks": false}, "subject"`},
 	} {
 		body := strings.Replace(idempotencyBase, tc.old, tc.new, 1)
 		if body == idempotencyBase {

@@ -283,6 +283,13 @@ function contentTabs(parsed, size, id, tracked) {
         ? h('pre', { class: 'text-part', id: 'text-part' }, parsed.text)
         : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'),
     },
+    parsed.attachments.length ? {
+      name: 'attachments', label: `Attachments (${parsed.attachments.length})`, body: table([
+        { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },
+        { label: 'Type', cell: (a) => h('code', {}, a.type) },
+        { label: 'Size', cell: (a) => bytes(a.size) },
+      ], parsed.attachments),
+    } : null,
     {
       name: 'raw', label: 'Raw source', body: [
         h('div', { class: 'preview-bar' },
@@ -292,12 +299,5 @@ function contentTabs(parsed, size, id, tracked) {
           download),
         h('pre', { class: 'source', id: 'raw-source' }, shown)],
     },
-    parsed.attachments.length ? {
-      name: 'attachments', label: `Attachments (${parsed.attachments.length})`, body: table([
-        { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },
-        { label: 'Type', cell: (a) => h('code', {}, a.type) },
-        { label: 'Size', cell: (a) => bytes(a.size) },
-      ], parsed.attachments),
-    } : null,
   ]);
 }
