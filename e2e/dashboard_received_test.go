@@ -107,6 +107,17 @@ func TestDashboardReceived(t *testing.T) {
 		}
 	}
 
+	// Focus scrolled back into view lands below the sticky header, not
+	// under it (WCAG 2.2, 2.4.11), on a window short enough to scroll.
+	b.setViewport(900, 360, false)
+	gap := evalJS[float64](b, `(() => { document.activeElement.blur(); window.scrollTo(0, document.documentElement.scrollHeight);
+		const tab = document.querySelector("#tab-html"); tab.focus();
+		return tab.getBoundingClientRect().top - document.querySelector(".topbar").getBoundingClientRect().bottom; })()`)
+	if gap < 0 {
+		b.errorf("the focused tab is %.0f px under the sticky header", -gap)
+	}
+	b.setViewport(1280, 900, false)
+
 	// The attachment is saved, not shown: a Blob of octet-stream under
 	// its name, read with the key. (The page's policy lets it fetch no
 	// blob: URL, so the Blob is kept as it is made.)

@@ -143,6 +143,13 @@ function showShell(path) {
           h('button', { type: 'button', id: 'sign-out', class: 'btn btn-ghost btn-small', on: { click: signOut } }, 'Sign out'))),
       main);
     replace(app, shell);
+    // The header stays at the top of the window (position: sticky), so
+    // what focus or a link scrolls into view is kept below it (WCAG 2.2,
+    // 2.4.11 Focus Not Obscured); it wraps onto more lines when narrow.
+    const header = shell.querySelector('.topbar');
+    new ResizeObserver(() => {
+      document.documentElement.style.scrollPaddingTop = `${header.offsetHeight + 8}px`;
+    }).observe(header);
   }
   for (const a of shell.querySelectorAll('.mainnav a')) {
     const on = path === a.dataset.section || path.startsWith(`${a.dataset.section}/`);
