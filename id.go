@@ -2,6 +2,7 @@ package mailroom
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"strings"
 	"sync"
 	"time"
@@ -21,24 +22,72 @@ const (
 	PrefixClaim    = "clm_"
 )
 
-var (
-	idMu      sync.Mutex
-	idEntropy = ulid.Monotonic(rand.Reader, 0)
-)
+// ids makes the entropy of every id: a monotonic sequence per
+// millisecond, so that the ids made for one instant are strictly
+// increasing whatever ids for other instants are made between them. One
+// shared ulid.Monotonic would start a new random sequence each time the
+// instant changes: a batch accepted at one instant, while another request
+// makes an id for the next millisecond, would get ids out of order.
+var ids = idSequences{last: map[uint64][10]byte{}}
 
-// NewID returns prefix followed by a lower-case ULID. ULIDs made in the same
-// millisecond by this process are strictly increasing (monotonic entropy),
-// so ids sort by creation time, which cursor paging relies on.
+// idSequences holds the last entropy of the recentMS instants last begun;
+// an older one is forgotten (a sequence lasts as long as its instant is
+// being used, well under that many distinct milliseconds).
+type idSequences struct {
+	mu    sync.Mutex
+	last  map[uint64][10]byte
+	order [recentMS]uint64 // a ring of the instants begun, oldest at next
+	next  int
+}
+
+const recentMS = 4096
+
+// NewID returns prefix followed by a lower-case ULID. ULIDs this process
+// makes for the same millisecond are strictly increasing (monotonic
+// entropy, per millisecond), so ids sort by creation time, which cursor
+// paging relies on.
 func NewID(prefix string, now time.Time) string {
-	idMu.Lock()
-	id, err := ulid.New(ulid.Timestamp(now), idEntropy)
-	if err != nil {
-		// The monotonic counter overflowed within one millisecond
-		// (2^80 ids): fall back to fresh entropy rather than fail.
-		id = ulid.MustNew(ulid.Timestamp(now), rand.Reader)
+	return prefix + strings.ToLower(ids.make(ulid.Timestamp(now)).String())
+}
+
+func (s *idSequences) make(ms uint64) ulid.ULID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, seen := s.last[ms]
+	if !seen {
+		if len(s.last) >= recentMS {
+			delete(s.last, s.order[s.next])
+		}
+		s.order[s.next] = ms
+		s.next = (s.next + 1) % recentMS
 	}
-	idMu.Unlock()
-	return prefix + strings.ToLower(id.String())
+	if !seen || !increment(&e) {
+		// A new instant, or (after 2^80 ids within one millisecond) an
+		// overflow: fresh entropy rather than a failure.
+		_, _ = rand.Read(e[:])
+	}
+	s.last[ms] = e
+	var id ulid.ULID
+	if err := id.SetTime(ms); err != nil {
+		panic(err) // after the year 10889
+	}
+	_ = id.SetEntropy(e[:]) // cannot fail: ten bytes
+	return id
+}
+
+// increment adds a random number from 1 to 2^32 to e, an 80-bit
+// big-endian number, as ulid.Monotonic does (a random step keeps the next
+// id hard to guess); false when it overflows.
+func increment(e *[10]byte) bool {
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	add := uint64(binary.BigEndian.Uint32(r[:])) + 1
+	for i := len(e) - 1; i >= 0 && add > 0; i-- {
+		sum := uint64(e[i]) + add&0xff
+		e[i] = byte(sum)
+		add = add>>8 + sum>>8
+	}
+	return add == 0
 }
 
 // IsID says whether s has the form of an id NewID makes with prefix: the
