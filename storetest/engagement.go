@@ -329,26 +329,7 @@ func testEngagementConcurrentFirstOpens(t *testing.T, s mailroom.Store) {
 	m := trackedMessage(t, s, acme, t0, "a@x.example")
 	deliverAll(t, s, t0)
 	const n = 16
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firsts []*mailroom.Event
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			e, err := s.RecordEngagement(ctx, openHit(m, "a@x.example", t0.Add(time.Hour+time.Duration(i)*time.Millisecond)))
-			if err != nil {
-				t.Errorf("open %d: %v", i, err)
-			}
-			if e != nil {
-				mu.Lock()
-				firsts = append(firsts, e)
-				mu.Unlock()
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	firsts := opensAtOnce(t, s, m, "a@x.example", t0.Add(time.Hour), n)
 	if len(firsts) != 1 {
 		t.Errorf("%d opens at once returned %d first-open events, want 1", n, len(firsts))
 	}
@@ -385,26 +366,7 @@ func testEngagementReaderOpenAfterMachine(t *testing.T, s mailroom.Store) {
 		t.Fatalf("a machine's second open wrote %s", e.Type)
 	}
 	const n = 8
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var readers []*mailroom.Event
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			e, err := s.RecordEngagement(ctx, openHit(m, "a@x.example", at.Add(time.Duration(i)*time.Millisecond)))
-			if err != nil {
-				t.Errorf("reader open %d: %v", i, err)
-			}
-			if e != nil {
-				mu.Lock()
-				readers = append(readers, e)
-				mu.Unlock()
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
+	readers := opensAtOnce(t, s, m, "a@x.example", at, n)
 	if len(readers) != 1 {
 		t.Fatalf("%d reader opens at once after a machine's returned %d events, want 1", n, len(readers))
 	}
@@ -435,6 +397,33 @@ func testEngagementReaderOpenAfterMachine(t *testing.T, s mailroom.Store) {
 			t.Errorf("%s: %d opens counted, want %d", r.Address, r.Opens, want)
 		}
 	}
+}
+
+// opensAtOnce records n reader opens of rcpt's copy of m at once, a
+// millisecond apart from at, and returns the events they wrote.
+func opensAtOnce(t *testing.T, s mailroom.Store, m *mailroom.Message, rcpt string, at time.Time, n int) []*mailroom.Event {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var events []*mailroom.Event
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			e, err := s.RecordEngagement(context.Background(), openHit(m, rcpt, at.Add(time.Duration(i)*time.Millisecond)))
+			if err != nil {
+				t.Errorf("open %d: %v", i, err)
+			}
+			if e != nil {
+				mu.Lock()
+				events = append(events, e)
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return events
 }
 
 // The log's event filter (?event=opened, ?event=clicked) keeps the
