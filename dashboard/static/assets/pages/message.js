@@ -10,7 +10,7 @@ import { badge, copyButton, dl, dueTime, errorBox, pageHeader, table, tabs, time
 import { bytes, when } from '../format.js';
 import { parseMessage } from '../mime.js';
 import { untracked } from '../preview.js';
-import { htmlPanel } from '../htmlpanel.js';
+import { htmlPanel, textPanel } from '../contentpanels.js';
 
 const sourceLimit = 512 * 1024;
 
@@ -278,11 +278,7 @@ function contentTabs(parsed, size, id, tracked) {
   const download = h('a', { class: 'btn btn-secondary btn-small', download: `${id}.eml`, href: URL.createObjectURL(new Blob([parsed.source], { type: 'message/rfc822' })) }, 'Download .eml');
   return tabs('Message content', [
     parsed.html !== null ? { name: 'html', label: 'HTML', body: htmlPanel(parsed.html) } : null,
-    {
-      name: 'text', label: 'Text', body: parsed.text !== null
-        ? h('pre', { class: 'text-part', id: 'text-part' }, parsed.text)
-        : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'),
-    },
+    { name: 'text', label: 'Text', body: textPanel(parsed.text) },
     parsed.attachments.length ? {
       name: 'attachments', label: `Attachments (${parsed.attachments.length})`, body: table([
         { label: 'File', cell: (a) => a.filename, class: 'wrap-anywhere' },

@@ -7,7 +7,7 @@ import { h, replace } from '../dom.js';
 import { api, enc } from '../api.js';
 import { copyButton, dl, errorBox, pageHeader, table, tabs, toast } from '../ui.js';
 import { bytes, when } from '../format.js';
-import { htmlPanel } from '../htmlpanel.js';
+import { htmlPanel, textPanel } from '../contentpanels.js';
 import { verdictBadge } from './verdicts.js';
 
 const sourceLimit = 512 * 1024;
@@ -81,11 +81,7 @@ function checks(a) {
 function contentTabs(m, source, ctx) {
   return tabs('Message content', [
     m.html !== null ? { name: 'html', label: 'HTML', body: htmlPanel(m.html) } : null,
-    {
-      name: 'text', label: 'Text', body: m.text !== null
-        ? h('pre', { class: 'text-part', id: 'text-part' }, m.text)
-        : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.'),
-    },
+    { name: 'text', label: 'Text', body: textPanel(m.text) },
     m.attachments.length ? {
       name: 'attachments', label: `Attachments (${m.attachments.length})`, body: table([
         { label: 'File', class: 'wrap-anywhere', cell: (a) => a.filename || h('span', { class: 'muted' }, '(no name)') },

@@ -1,6 +1,6 @@
-// The HTML tab of a message, sent or received: the mail's html in the
-// sandboxed preview frame (preview.js), with remote images blocked until
-// the user asks for them.
+// The HTML and Text tabs of a message, sent or received: the mail's html
+// in the sandboxed preview frame (preview.js), with remote images blocked
+// until the user asks for them, and its text part.
 import { h } from './dom.js';
 import { previewDocument, withoutRemote } from './preview.js';
 
@@ -27,4 +27,11 @@ export function htmlPanel(html) {
     note.textContent = remote ? 'Remote images are loaded: their senders can tell that this message was opened.' : blocked;
   });
   return [h('div', { class: 'preview-bar' }, note, toggle), frame];
+}
+
+/** textPanel is the body of a message's Text tab (#text-part). */
+export function textPanel(text) {
+  return text !== null
+    ? h('pre', { class: 'text-part', id: 'text-part' }, text)
+    : h('p', { class: 'muted', id: 'text-part' }, 'This message has no text part.');
 }
