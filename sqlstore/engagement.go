@@ -130,10 +130,10 @@ func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHi
 			reader = 1
 		}
 		var readerOpens int
-		r, err := scanRecipient(alsoScan(s.txQueryRow(ctx, tx, `UPDATE recipients SET `+column+` = `+column+` + 1,
+		r, err := scanRecipient(suffixScanner{s.txQueryRow(ctx, tx, `UPDATE recipients SET `+column+` = `+column+` + 1,
 			reader_opens = reader_opens + $3
 			WHERE message_id = $1 AND address = $2 RETURNING `+recipientColumns+`, reader_opens`,
-			messageKey(hit.MessageID), hit.Recipient, reader), &readerOpens))
+			messageKey(hit.MessageID), hit.Recipient, reader), []any{&readerOpens}})
 		if errors.Is(err, sql.ErrNoRows) {
 			gone = true
 			return nil
@@ -173,19 +173,6 @@ func (s *Store) RecordEngagement(ctx context.Context, hit *mailroom.EngagementHi
 		return nil, mailroom.Errorf(mailroom.ECodeNotFound, "No recipient %q of message %q.", hit.Recipient, hit.MessageID)
 	}
 	return event, nil
-}
-
-// alsoScan is row, whose columns past those its reader scans go to
-// extra.
-func alsoScan(row scanner, extra ...any) scanner { return extraColumns{row, extra} }
-
-type extraColumns struct {
-	row   scanner
-	extra []any
-}
-
-func (e extraColumns) Scan(dest ...any) error {
-	return e.row.Scan(append(dest, e.extra...)...)
 }
 
 // engagedMessage reads the summary of a message that an engagement event
