@@ -61,12 +61,14 @@ export function untracked(html, links) {
   for (const img of doc.querySelectorAll('img[src]')) {
     if (trackingKind(img.getAttribute('src'))) img.remove();
   }
-  const anchors = [...doc.querySelectorAll('a[href], area[href]')].filter((a) => trackingKind(a.getAttribute('href')));
-  const clicks = anchors.filter((a) => trackingKind(a.getAttribute('href')) === 'c');
+  const anchors = [...doc.querySelectorAll('a[href], area[href]')]
+    .map((a) => ({ a, kind: trackingKind(a.getAttribute('href')) }))
+    .filter(({ kind }) => kind);
+  const clicks = anchors.filter(({ kind }) => kind === 'c');
   const mapped = clicks.length === links.length;
-  for (const a of anchors) {
-    const i = mapped ? clicks.indexOf(a) : -1;
-    if (i >= 0) a.setAttribute('href', links[i].url);
+  let next = 0;
+  for (const { a, kind } of anchors) {
+    if (mapped && kind === 'c') a.setAttribute('href', links[next++].url);
     else a.removeAttribute('href');
   }
   return `<!doctype html>${doc.documentElement.outerHTML}`;
